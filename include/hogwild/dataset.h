@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace hogwild {
+
+/// One sparse example: sorted 0-based feature indices and their values.
+struct SparseRow {
+  std::span<const std::uint32_t> indices;  ///< strictly increasing, 0-based
+  std::span<const float> values;           ///< same length as indices
+};
+
+/// An immutable sparse dataset in CSR form plus one label per row.
+struct Dataset {
+  std::vector<std::uint64_t> row_offsets{0};  ///< rows()+1 entries, row i is [off[i], off[i+1])
+  std::vector<std::uint32_t> indices;         ///< 0-based feature indices, sorted per row
+  std::vector<float> values;                  ///< feature values, finite
+  std::vector<float> labels;                  ///< one finite label per row
+  std::size_t num_features = 0;               ///< 1 + the largest feature index (or more)
+  std::string source;                         ///< where it came from (a path), for messages
+
+  /// Number of examples.
+  std::size_t rows() const { return labels.size(); }
+  /// Number of stored nonzeros.
+  std::size_t nnz() const { return indices.size(); }
+  /// The i-th example's features.
+  SparseRow row(std::size_t i) const {
+    const auto begin = row_offsets[i];
+    const auto count = row_offsets[i + 1] - begin;
+    return {{indices.data() + begin, count}, {values.data() + begin, count}};
+  }
+  /// Appends one example; indices must be sorted and 0-based.
+  void append(std::span<const std::uint32_t> row_indices, std::span<const float> row_values,
+              float label);
+};
+
+/// Summary statistics of a dataset, as `hogwild info` prints them.
+struct DatasetStats {
+  std::size_t rows = 0;                       ///< examples
+  std::size_t features = 0;                   ///< dimension
+  std::size_t nnz = 0;                        ///< stored nonzeros
+  double mean_nnz_per_row = 0;                ///< nnz / rows
+  std::size_t max_nnz_per_row = 0;            ///< longest row
+  std::map<float, std::size_t> label_counts;  ///< examples per distinct label value
+};
+
+/// Computes the statistics of `data`.
+DatasetStats describe(const Dataset& data);
+
+/// Number of examples in which each feature is nonzero (size data.num_features).
+std::vector<std::uint32_t> feature_counts(const Dataset& data);
+
+}  // namespace hogwild

@@ -1,0 +1,12 @@
+#pragma once
+
+/// Umbrella header: the whole public API of hogwild.
+#include "hogwild/dataset.h"
+#include "hogwild/error.h"
+#include "hogwild/generator.h"
+#include "hogwild/libsvm.h"
+#include "hogwild/loss.h"
+#include "hogwild/param_store.h"
+#include "hogwild/policy.h"
+#include "hogwild/report.h"
+#include "hogwild/trainer.h"

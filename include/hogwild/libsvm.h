@@ -1,0 +1,32 @@
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <string_view>
+
+#include "hogwild/dataset.h"
+
+namespace hogwild {
+
+/// Options for reading LIBSVM/SVMlight text.
+struct LibsvmReadOptions {
+  int threads = 0;  ///< parser threads; 0 uses all cores
+};
+
+/// Reads a LIBSVM/SVMlight file (`label [qid:N] index:value ... [# comment]`, 1-based
+/// strictly increasing indices) into CSR with 0-based indices. Blank and comment-only lines
+/// are skipped. Throws InputError("path:line: expected ..., found ...") on malformed input
+/// and SystemError when the file cannot be read.
+Dataset read_libsvm(const std::filesystem::path& path, const LibsvmReadOptions& options = {});
+
+/// Parses LIBSVM text already in memory; `name` is used in error messages.
+Dataset parse_libsvm(std::string_view text, std::string_view name,
+                     const LibsvmReadOptions& options = {});
+
+/// Writes `data` as LIBSVM text with 1-based indices; values round-trip exactly.
+void write_libsvm(const Dataset& data, std::ostream& out);
+
+/// Writes `data` to `path` (replacing it); throws SystemError on failure.
+void write_libsvm(const Dataset& data, const std::filesystem::path& path);
+
+}  // namespace hogwild

@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hogwild/dataset.h"
+#include "hogwild/loss.h"
+#include "hogwild/param_store.h"
+
+namespace hogwild {
+
+/// Everything that defines a training run; the report repeats it. Defaults are the CLI's.
+struct TrainConfig {
+  LossKind loss = LossKind::kLogistic;  ///< --model
+  Policy policy = Policy::kRacy;        ///< --policy
+  int threads = 0;                      ///< --threads; 0 uses every core
+  int epochs = 10;                      ///< --epochs, >= 1
+  double step = 0.5;                    ///< --step: initial step size, > 0
+  double decay = 0.9;                   ///< --decay: step *= decay after each epoch, (0, 1]
+  double l2 = 0.0;                      ///< --l2: L2 regularisation strength, >= 0
+  std::uint64_t seed = 1;               ///< --seed: shuffles
+  /// Divergence bound: stop when the training loss exceeds this multiple of the loss at
+  /// the initial (zero) parameters. NaN/Inf always stops.
+  double divergence_factor = 1e3;
+
+  /// Checks ranges; throws InputError("--option: expected ..., found ...").
+  void validate() const;
+  /// Number of worker threads this config runs (resolves 0 and the serial policy).
+  int resolved_threads() const;
+};
+
+/// Evaluation of a model on one dataset.
+struct Evaluation {
+  double loss = 0;       ///< mean loss over the examples
+  double objective = 0;  ///< loss + l2/2 ||w||^2
+  double accuracy = 0;   ///< fraction classified correctly (classifiers), in [0, 1]
+};
+
+/// One epoch's results. Epoch 0 is the initial (zero) model.
+struct EpochRecord {
+  int epoch = 0;                           ///< 0 = before training
+  double seconds = 0;                      ///< training time of this epoch (no evaluation)
+  double elapsed = 0;                      ///< cumulative training time
+  double step = 0;                         ///< step size used in this epoch
+  std::optional<Evaluation> train;         ///< on the training data, if evaluated
+  std::optional<Evaluation> test;          ///< on the test data, if given
+};
+
+/// The outcome of a run.
+struct Report {
+  TrainConfig config;                ///< the configuration, threads resolved
+  DatasetStats dataset;              ///< training data statistics
+  std::optional<DatasetStats> test_dataset;  ///< test data statistics
+  std::vector<EpochRecord> epochs;   ///< epoch 0 (initial) then one per epoch
+  std::size_t samples = 0;           ///< examples processed in training
+  double train_seconds = 0;          ///< total training time, evaluation excluded
+  double samples_per_second = 0;     ///< samples / train_seconds
+  std::vector<float> label_values;   ///< classifiers: {negative, positive} label values
+  std::vector<float> weights;        ///< the trained parameters
+};
+
+/// Hooks the trainer calls; all optional. Called on the caller's thread.
+struct Callbacks {
+  std::function<void(const EpochRecord&)> on_epoch;  ///< after each epoch's evaluation
+};
+
+/// Trains a sparse linear model with lock-free parallel SGD: one std::jthread per worker,
+/// each epoch a seeded shuffle split across workers, the step decayed after each epoch.
+/// Throws InputError for a bad config or labels the model cannot take, DivergenceError when
+/// the loss becomes NaN/Inf or exceeds its bound, and rethrows a worker's exception.
+Report train(const TrainConfig& config, const Dataset& train_data, const Dataset* test_data,
+             const Callbacks& callbacks = {});
+
+/// Evaluates linear weights on `data` (features beyond the weights are ignored).
+/// `label_values` maps labels to -1/+1 for classifiers ({} for the squared loss).
+Evaluation evaluate(LossKind loss, std::span<const float> weights, double l2, const Dataset& data,
+                    std::span<const float> label_values, int threads = 0);
+
+}  // namespace hogwild

@@ -1,0 +1,38 @@
+#include "hogwild/dataset.h"
+
+#include <algorithm>
+
+namespace hogwild {
+
+void Dataset::append(std::span<const std::uint32_t> row_indices,
+                     std::span<const float> row_values, float label) {
+  indices.insert(indices.end(), row_indices.begin(), row_indices.end());
+  values.insert(values.end(), row_values.begin(), row_values.end());
+  row_offsets.push_back(indices.size());
+  labels.push_back(label);
+  if (!row_indices.empty()) {
+    num_features = std::max<std::size_t>(num_features, std::size_t{row_indices.back()} + 1);
+  }
+}
+
+DatasetStats describe(const Dataset& data) {
+  DatasetStats stats;
+  stats.rows = data.rows();
+  stats.features = data.num_features;
+  stats.nnz = data.nnz();
+  stats.mean_nnz_per_row = stats.rows ? static_cast<double>(stats.nnz) / stats.rows : 0.0;
+  for (std::size_t i = 0; i < data.rows(); ++i) {
+    stats.max_nnz_per_row = std::max<std::size_t>(stats.max_nnz_per_row,
+                                                  data.row_offsets[i + 1] - data.row_offsets[i]);
+    ++stats.label_counts[data.labels[i]];
+  }
+  return stats;
+}
+
+std::vector<std::uint32_t> feature_counts(const Dataset& data) {
+  std::vector<std::uint32_t> counts(data.num_features, 0);
+  for (const auto index : data.indices) ++counts[index];
+  return counts;
+}
+
+}  // namespace hogwild

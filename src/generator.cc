@@ -1,0 +1,160 @@
+#include "hogwild/generator.h"
+
+#include <fmt/format.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "hogwild/error.h"
+#include "rng.h"
+
+namespace hogwild {
+namespace {
+
+// Glossary: D = features, K = nonzeros per row, s = Zipf exponent, rank = position of a
+// feature in frequency order (0 is the most frequent), perm[rank] = its feature index.
+
+struct FeatureSampler {
+  std::vector<double> cdf;            // cumulative weights over ranks; empty when uniform
+  std::vector<std::uint32_t> perm;    // rank -> feature index
+  std::vector<float> idf;             // per rank: rarer features weigh more, as in tf-idf
+
+  std::uint32_t draw_rank(detail::Rng& rng) const {
+    if (cdf.empty()) return static_cast<std::uint32_t>(rng.below(perm.size()));
+    const double u = rng.uniform() * cdf.back();
+    return static_cast<std::uint32_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+  }
+};
+
+FeatureSampler make_sampler(const SparseGeneratorConfig& config) {
+  FeatureSampler sampler;
+  const std::size_t d = config.features;
+  if (config.zipf > 0) {
+    sampler.cdf.resize(d);
+    double total = 0;
+    for (std::size_t r = 0; r < d; ++r) {
+      total += std::pow(static_cast<double>(r + 1), -config.zipf);
+      sampler.cdf[r] = total;
+    }
+  }
+  sampler.perm.resize(d);
+  std::iota(sampler.perm.begin(), sampler.perm.end(), 0u);
+  detail::Rng rng(detail::derive_seed(config.seed, 0x9e37));
+  for (std::size_t i = d; i > 1; --i) std::swap(sampler.perm[i - 1], sampler.perm[rng.below(i)]);
+  sampler.idf.resize(d);
+  for (std::size_t r = 0; r < d; ++r) {
+    sampler.idf[r] = static_cast<float>(1.0 + std::log1p(static_cast<double>(r)) *
+                                                  std::min(1.0, config.zipf + 0.1));
+  }
+  return sampler;
+}
+
+// Fills rows [first, first + count) of `out`, each from its own seeded stream.
+void generate_rows(const SparseGeneratorConfig& config, const FeatureSampler& sampler,
+                   const std::vector<float>& hidden, std::uint64_t stream_base, std::size_t count,
+                   Dataset& out) {
+  const std::size_t k_nnz = config.nnz_per_row;
+  out.num_features = config.features;
+  out.row_offsets.resize(count + 1);
+  out.indices.resize(count * k_nnz);
+  out.values.resize(count * k_nnz);
+  out.labels.resize(count);
+  for (std::size_t i = 0; i <= count; ++i) out.row_offsets[i] = i * k_nnz;
+
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 256), [&](const auto& range) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> picked;  // (feature, rank)
+    for (std::size_t i = range.begin(); i != range.end(); ++i) {
+      detail::Rng rng(detail::derive_seed(config.seed, stream_base + i));
+      picked.clear();
+      auto has = [&](std::uint32_t feature) {
+        return std::any_of(picked.begin(), picked.end(),
+                           [&](const auto& p) { return p.first == feature; });
+      };
+      // Power-law draws with rejection of repeats; if the head is so heavy that distinct
+      // features become rare, finish with uniform draws so every row has exactly K.
+      std::size_t attempts = 0;
+      while (picked.size() < k_nnz && attempts < 64 * k_nnz) {
+        ++attempts;
+        const auto rank = sampler.draw_rank(rng);
+        if (!has(sampler.perm[rank])) picked.emplace_back(sampler.perm[rank], rank);
+      }
+      while (picked.size() < k_nnz) {
+        const auto rank = static_cast<std::uint32_t>(rng.below(config.features));
+        if (!has(sampler.perm[rank])) picked.emplace_back(sampler.perm[rank], rank);
+      }
+      std::sort(picked.begin(), picked.end());
+      const std::size_t base = i * k_nnz;
+      double norm2 = 0;
+      for (std::size_t k = 0; k < k_nnz; ++k) {
+        const double tf = 1.0 + std::log1p(rng.exponential());
+        const auto v = static_cast<float>(tf * sampler.idf[picked[k].second]);
+        out.indices[base + k] = picked[k].first;
+        out.values[base + k] = v;
+        norm2 += double{v} * v;
+      }
+      const double inv_norm = 1.0 / std::sqrt(norm2);
+      double margin = 0;
+      for (std::size_t k = 0; k < k_nnz; ++k) {
+        out.values[base + k] = static_cast<float>(out.values[base + k] * inv_norm);
+        margin += double{hidden[out.indices[base + k]]} * out.values[base + k];
+      }
+      float label = margin >= 0 ? 1.0f : -1.0f;
+      if (rng.uniform() < config.label_noise) label = -label;
+      out.labels[i] = label;
+    }
+  });
+}
+
+void check(const SparseGeneratorConfig& c) {
+  auto fail = [](std::string_view option, std::string_view expected, auto found) {
+    throw InputError(fmt::format("--{}: expected {}, found {}", option, expected, found));
+  };
+  if (c.rows < 1) fail("rows", "at least 1", c.rows);
+  if (c.features < 1 || c.features > (std::size_t{1} << 32) - 1) {
+    fail("features", "between 1 and 4294967295", c.features);
+  }
+  if (c.nnz_per_row < 1 || c.nnz_per_row > c.features) {
+    fail("nnz-per-row", fmt::format("between 1 and --features ({})", c.features), c.nnz_per_row);
+  }
+  if (!(c.zipf >= 0) || !std::isfinite(c.zipf)) fail("zipf", "a finite exponent >= 0", c.zipf);
+  if (!(c.label_noise >= 0 && c.label_noise <= 0.5)) {
+    fail("noise", "a flip probability in [0, 0.5]", c.label_noise);
+  }
+  if (!(c.hyperplane_density > 0 && c.hyperplane_density <= 1)) {
+    fail("density", "a fraction in (0, 1]", c.hyperplane_density);
+  }
+}
+
+}  // namespace
+
+SparseProblem generate_sparse(const SparseGeneratorConfig& config) {
+  check(config);
+  SparseProblem problem;
+  const FeatureSampler sampler = make_sampler(config);
+  problem.hidden_weights.assign(config.features, 0.0f);
+  detail::Rng rng(detail::derive_seed(config.seed, 0x5eed));
+  // Frequent features carry the signal (as topic words do in text): a weight's scale falls
+  // with the feature's idf, so the label is learnable from a realistic number of rows. The
+  // most frequent 0.1% are stop words with no weight; otherwise they would bias every margin
+  // the same way and unbalance the classes.
+  const std::size_t stop_words = config.zipf > 0 ? config.features / 1000 : 0;
+  for (std::size_t rank = 0; rank < config.features; ++rank) {
+    if (rng.uniform() < config.hyperplane_density && rank >= stop_words) {
+      const double idf = sampler.idf[rank];
+      problem.hidden_weights[sampler.perm[rank]] = static_cast<float>(rng.normal() / (idf * idf));
+    }
+  }
+  // Streams: training rows 1..rows, test rows after them; 0 and small tags are reserved.
+  constexpr std::uint64_t kFirstRowStream = 1 << 20;
+  generate_rows(config, sampler, problem.hidden_weights, kFirstRowStream, config.rows,
+                problem.train);
+  if (config.test_rows > 0) {
+    generate_rows(config, sampler, problem.hidden_weights, kFirstRowStream + config.rows,
+                  config.test_rows, problem.test);
+  }
+  return problem;
+}
+
+}  // namespace hogwild

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <fmt/std.h>
+
+#include "hogwild/error.h"
+
+namespace hogwild::detail {
+
+/// Reads a whole file; throws SystemError with the errno text when it cannot.
+inline std::string read_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw SystemError(fmt::format("{}: cannot read: is a directory", path.string()));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw SystemError(fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
+  }
+  std::string text;
+  in.seekg(0, std::ios::end);
+  const auto size = in.tellg();
+  if (size > 0) {
+    text.resize(static_cast<std::size_t>(size));
+    in.seekg(0);
+    in.read(text.data(), size);
+  }
+  if (in.bad() || (size > 0 && in.gcount() != size)) {
+    throw SystemError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno)));
+  }
+  return text;
+}
+
+}  // namespace hogwild::detail

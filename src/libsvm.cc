@@ -1,0 +1,275 @@
+#include "hogwild/libsvm.h"
+
+#include <fmt/format.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <thread>
+
+#include "hogwild/error.h"
+#include "io.h"
+
+namespace hogwild {
+namespace {
+
+// The part of the file one task parses: whole lines, and what came out of them.
+struct Chunk {
+  std::string_view text;
+  std::vector<std::uint64_t> row_ends;  // nnz count after each row, chunk-local
+  std::vector<std::uint32_t> indices;
+  std::vector<float> values;
+  std::vector<float> labels;
+  std::size_t lines = 0;
+  std::uint32_t max_index = 0;  // 1 + largest 0-based index seen
+  std::optional<std::pair<std::size_t, std::string>> error;  // chunk-local line, message
+};
+
+// Shows a token in a message without flooding the terminal with binary garbage.
+std::string quote(std::string_view token) {
+  std::string shown;
+  for (const char c : token.substr(0, 40)) {
+    const auto u = static_cast<unsigned char>(c);
+    shown += (u >= 0x20 && u < 0x7f) ? std::string(1, c) : fmt::format("\\x{:02x}", u);
+  }
+  if (token.size() > 40) shown += "...";
+  return "'" + shown + "'";
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+std::optional<float> parse_float(std::string_view token) {
+  if (token.size() > 1 && token.front() == '+' && token[1] != '-') token.remove_prefix(1);
+  float value = 0;
+  const auto* end = token.data() + token.size();
+  const auto [ptr, ec] = std::from_chars(token.data(), end, value);
+  if (ec == std::errc::result_out_of_range) return std::numeric_limits<float>::infinity();
+  if (ec != std::errc() || ptr != end) return std::nullopt;
+  return value;
+}
+
+// Parses one line into the chunk; returns an error message or nothing.
+std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
+  if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+  std::size_t pos = 0;
+  auto next_token = [&]() -> std::string_view {
+    while (pos < line.size() && is_space(line[pos])) ++pos;
+    const std::size_t begin = pos;
+    while (pos < line.size() && !is_space(line[pos])) ++pos;
+    return line.substr(begin, pos - begin);
+  };
+  const std::string_view label_token = next_token();
+  if (label_token.empty()) return std::nullopt;  // blank or comment-only line
+  if (label_token.find(':') != std::string_view::npos) {
+    return fmt::format("expected a label before the features, found {}", quote(label_token));
+  }
+  const auto label = parse_float(label_token);
+  if (!label) return fmt::format("expected a numeric label, found {}", quote(label_token));
+  if (!std::isfinite(*label)) {
+    return fmt::format("expected a finite label, found {}", quote(label_token));
+  }
+  const std::size_t row_begin = chunk.indices.size();
+  std::uint64_t previous = 0;
+  for (std::string_view token = next_token(); !token.empty(); token = next_token()) {
+    const auto colon = token.find(':');
+    if (colon == std::string_view::npos) {
+      chunk.indices.resize(row_begin);
+      chunk.values.resize(row_begin);
+      return fmt::format("expected index:value, found {}", quote(token));
+    }
+    const std::string_view index_text = token.substr(0, colon);
+    const std::string_view value_text = token.substr(colon + 1);
+    if (index_text == "qid") {
+      std::uint64_t qid = 0;
+      const auto [p, ec] = std::from_chars(value_text.data(), value_text.data() + value_text.size(), qid);
+      if (ec != std::errc() || p != value_text.data() + value_text.size()) {
+        chunk.indices.resize(row_begin);
+        chunk.values.resize(row_begin);
+        return fmt::format("expected an integer query id in qid:N, found {}", quote(token));
+      }
+      continue;
+    }
+    std::uint64_t index = 0;
+    const auto* index_end = index_text.data() + index_text.size();
+    const auto [p, ec] = std::from_chars(index_text.data(), index_end, index);
+    std::optional<std::string> error;
+    if (ec == std::errc::result_out_of_range ||
+        (ec == std::errc() && p == index_end && index > std::numeric_limits<std::uint32_t>::max())) {
+      error = fmt::format("expected a feature index <= {}, found {}",
+                          std::numeric_limits<std::uint32_t>::max(), quote(index_text));
+    } else if (ec != std::errc() || p != index_end) {
+      error = fmt::format("expected a positive integer feature index, found {}", quote(index_text));
+    } else if (index == 0) {
+      error = "expected a feature index >= 1 (indices are 1-based), found 0";
+    } else if (index == previous) {
+      error = fmt::format("expected each feature index once per line, found {} twice", index);
+    } else if (index < previous) {
+      error = fmt::format("expected feature indices in increasing order, found {} after {}", index,
+                          previous);
+    }
+    std::optional<float> value;
+    if (!error) {
+      value = parse_float(value_text);
+      if (!value) {
+        error = fmt::format("expected a numeric value for feature {}, found {}", index,
+                            quote(value_text));
+      } else if (!std::isfinite(*value)) {
+        error = fmt::format("expected a finite value for feature {}, found {}", index,
+                            quote(value_text));
+      }
+    }
+    if (error) {
+      chunk.indices.resize(row_begin);
+      chunk.values.resize(row_begin);
+      return error;
+    }
+    previous = index;
+    chunk.indices.push_back(static_cast<std::uint32_t>(index - 1));
+    chunk.values.push_back(*value);
+  }
+  if (chunk.indices.size() > row_begin) {
+    chunk.max_index = std::max(chunk.max_index, chunk.indices.back() + 1);
+  }
+  chunk.labels.push_back(*label);
+  chunk.row_ends.push_back(chunk.indices.size());
+  return std::nullopt;
+}
+
+void parse_chunk(Chunk& chunk) {
+  std::string_view rest = chunk.text;
+  while (!rest.empty()) {
+    const auto newline = rest.find('\n');
+    const std::string_view line = rest.substr(0, newline);
+    rest = newline == std::string_view::npos ? std::string_view{} : rest.substr(newline + 1);
+    ++chunk.lines;
+    if (auto error = parse_line(line, chunk)) {
+      chunk.error.emplace(chunk.lines, std::move(*error));
+      return;
+    }
+  }
+}
+
+int resolve_threads(int threads) {
+  return threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace
+
+Dataset parse_libsvm(std::string_view text, std::string_view name,
+                     const LibsvmReadOptions& options) {
+  const int threads = resolve_threads(options.threads);
+  // Cut the text into chunks of whole lines, a few per thread for balance.
+  constexpr std::size_t kMinChunk = 1 << 20;
+  const std::size_t wanted = std::max<std::size_t>(
+      1, std::min<std::size_t>(static_cast<std::size_t>(threads) * 8, text.size() / kMinChunk));
+  std::vector<Chunk> chunks;
+  std::size_t begin = 0;
+  for (std::size_t c = 1; c <= wanted && begin < text.size(); ++c) {
+    std::size_t end = c == wanted ? text.size() : text.size() * c / wanted;
+    end = std::max(end, begin);
+    if (end < text.size()) {
+      const auto newline = text.find('\n', end);
+      end = newline == std::string_view::npos ? text.size() : newline + 1;
+    }
+    chunks.emplace_back().text = text.substr(begin, end - begin);
+    begin = end;
+  }
+
+  tbb::task_arena arena(threads);
+  arena.execute([&] {
+    tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t c) { parse_chunk(chunks[c]); });
+  });
+
+  std::size_t line_base = 0;
+  std::size_t rows = 0;
+  std::size_t nnz = 0;
+  std::uint32_t max_index = 0;
+  for (const auto& chunk : chunks) {
+    if (chunk.error) {
+      throw InputError(
+          fmt::format("{}:{}: {}", name, line_base + chunk.error->first, chunk.error->second));
+    }
+    line_base += chunk.lines;
+    rows += chunk.labels.size();
+    nnz += chunk.indices.size();
+    max_index = std::max(max_index, chunk.max_index);
+  }
+  if (rows == 0) {
+    throw InputError(fmt::format(
+        "{}:{}: expected at least one example 'label index:value ...', found {}", name,
+        line_base + 1, text.empty() ? "an empty file" : "only blank or comment lines"));
+  }
+
+  Dataset data;
+  data.source = std::string(name);
+  data.num_features = max_index;
+  data.row_offsets.resize(rows + 1);
+  data.indices.resize(nnz);
+  data.values.resize(nnz);
+  data.labels.resize(rows);
+  std::vector<std::size_t> row_base(chunks.size() + 1, 0);
+  std::vector<std::size_t> nnz_base(chunks.size() + 1, 0);
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    row_base[c + 1] = row_base[c] + chunks[c].labels.size();
+    nnz_base[c + 1] = nnz_base[c] + chunks[c].indices.size();
+  }
+  arena.execute([&] {
+    tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t c) {
+      auto& chunk = chunks[c];
+      std::copy(chunk.indices.begin(), chunk.indices.end(), data.indices.begin() + nnz_base[c]);
+      std::copy(chunk.values.begin(), chunk.values.end(), data.values.begin() + nnz_base[c]);
+      std::copy(chunk.labels.begin(), chunk.labels.end(), data.labels.begin() + row_base[c]);
+      for (std::size_t r = 0; r < chunk.row_ends.size(); ++r) {
+        data.row_offsets[row_base[c] + r + 1] = nnz_base[c] + chunk.row_ends[r];
+      }
+    });
+  });
+  return data;
+}
+
+Dataset read_libsvm(const std::filesystem::path& path, const LibsvmReadOptions& options) {
+  const std::string text = detail::read_file(path);
+  return parse_libsvm(text, path.string(), options);
+}
+
+void write_libsvm(const Dataset& data, std::ostream& out) {
+  constexpr std::size_t kRowsPerBlock = 4096;
+  const std::size_t blocks = (data.rows() + kRowsPerBlock - 1) / kRowsPerBlock;
+  std::vector<std::string> text(blocks);
+  tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
+    fmt::memory_buffer buffer;
+    const std::size_t end = std::min(data.rows(), (b + 1) * kRowsPerBlock);
+    for (std::size_t i = b * kRowsPerBlock; i < end; ++i) {
+      fmt::format_to(std::back_inserter(buffer), "{}", data.labels[i]);
+      const auto row = data.row(i);
+      for (std::size_t k = 0; k < row.indices.size(); ++k) {
+        fmt::format_to(std::back_inserter(buffer), " {}:{}", row.indices[k] + 1, row.values[k]);
+      }
+      buffer.push_back('\n');
+    }
+    text[b] = fmt::to_string(buffer);
+  });
+  for (const auto& block : text) out.write(block.data(), static_cast<std::streamsize>(block.size()));
+}
+
+void write_libsvm(const Dataset& data, const std::filesystem::path& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    throw SystemError(
+        fmt::format("{}: cannot open for writing: {}", path.string(), std::strerror(errno)));
+  }
+  write_libsvm(data, out);
+  out.flush();
+  if (!out) {
+    throw SystemError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
+  }
+}
+
+}  // namespace hogwild

@@ -1,0 +1,26 @@
+# Builds and runs a tiny consumer of hogwild, either through find_package against a fresh
+# install tree (MODE=find_package) or through add_subdirectory (MODE=add_subdirectory).
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+if(NOT CMAKE_BUILD_TYPE)
+  set(CMAKE_BUILD_TYPE Release)
+endif()
+
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}")
+  endif()
+endfunction()
+
+if(MODE STREQUAL "find_package")
+  run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
+  run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/packaging/find_package -B ${WORK_DIR}/build
+      -G ${GENERATOR} -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE}
+      -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
+else()
+  run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/packaging/add_subdirectory -B ${WORK_DIR}/build
+      -G ${GENERATOR} -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE} -DHOGWILD_SOURCE_DIR=${SOURCE_DIR})
+endif()
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+run(${WORK_DIR}/build/consumer)

@@ -1,0 +1,141 @@
+// End-to-end tests of the hogwild command: generate, inspect, train, report, errors.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+fs::path work_dir() {
+  static const fs::path dir = [] {
+    auto d = fs::temp_directory_path() / ("hogwild_cli_test_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Result run(const std::string& args) {
+  const auto out = work_dir() / "stdout.txt";
+  const auto err = work_dir() / "stderr.txt";
+  const std::string command = std::string(HOGWILD_CLI) + " " + args + " >" + out.string() +
+                              " 2>" + err.string() + " </dev/null";
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+std::string path(const char* name) { return (work_dir() / name).string(); }
+
+void generate() {
+  static bool done = false;
+  if (done) return;
+  const auto r = run("gen sparse --rows 4000 --features 2000 --nnz-per-row 20 --seed 3 --out " +
+                     path("train.svm") + " --test-rows 1000 --test-out " + path("test.svm"));
+  REQUIRE(r.code == 0);
+  done = true;
+}
+
+}  // namespace
+
+TEST_CASE("gen, info and train produce a JSON report with the documented fields") {
+  generate();
+  const auto info = run("info " + path("train.svm"));
+  REQUIRE(info.code == 0);
+  CHECK(info.out.find("rows:            4000") != std::string::npos);
+  CHECK(info.out.find("nnz:             80000") != std::string::npos);
+
+  const auto r = run("train --train " + path("train.svm") + " --test " + path("test.svm") +
+                     " --threads 2 --epochs 3 --json " + path("report.json") + " --csv " +
+                     path("epochs.csv") + " --compare-serial");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("test_acc") != std::string::npos);
+  CHECK(r.out.find("speed-up over serial") != std::string::npos);
+  const auto json = nlohmann::json::parse(slurp(path("report.json")));
+  for (const char* key : {"model", "policy", "threads", "epochs", "step", "decay", "l2", "seed"}) {
+    CHECK(json["config"].contains(key));
+  }
+  CHECK(json["config"]["threads"] == 2);
+  CHECK(json["dataset"]["rows"] == 4000);
+  CHECK(json["dataset"]["nnz"] == 80000);
+  CHECK(json["dataset"]["features"].get<int>() <= 2000);
+  REQUIRE(json["epochs"].size() == 4);
+  for (const auto& e : json["epochs"]) {
+    for (const char* key : {"epoch", "seconds", "train_loss", "test_loss", "test_accuracy"}) {
+      CHECK(e.contains(key));
+    }
+  }
+  CHECK(json["samples_per_second"].get<double>() > 0);
+  CHECK(json["final"]["test_accuracy"].get<double>() > 0.6);
+  CHECK(json["serial_baseline"]["speedup"].get<double>() > 0);
+  const std::string csv = slurp(path("epochs.csv"));
+  CHECK(csv.rfind("epoch,seconds,", 0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 5);
+}
+
+TEST_CASE("bad usage and bad data exit 2 with one clear line") {
+  generate();
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  std::ofstream(path("bad.svm")) << "1 1:0.5\n-1 2:x\n";
+  const Case cases[] = {
+      {"train --train " + path("bad.svm"), path("bad.svm") + ":2: expected a numeric value"},
+      {"train --train /nonexistent.svm", "/nonexistent.svm: cannot open"},
+      {"train --train " + path("train.svm") + " --model nope", "--model: expected one of"},
+      {"train --train " + path("train.svm") + " --policy nope", "--policy: expected one of"},
+      {"train --train " + path("train.svm") + " --threads -2", "--threads"},
+      {"train --train " + path("train.svm") + " --epochs 0", "--epochs: expected at least 1"},
+      {"train --train " + path("train.svm") + " --step 0", "--step"},
+      {"train --train " + path("train.svm") + " --epochs abc", "--epochs"},
+      {"train", "--train is required"},
+      {"frobnicate", "unknown command 'frobnicate'; expected one of gen, train, info"},
+      {"gen sparse --out " + path("x.svm") + " --nnz-per-row 0", "--nnz-per-row"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto r = run(c.args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(c.message) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("a diverging run exits 3 and names the epoch") {
+  generate();
+  const auto r = run("train --train " + path("train.svm") +
+                     " --model squared --step 1000 --epochs 3 --policy serial");
+  CHECK(r.code == 3);
+  CHECK(r.err.find("epoch 1: training loss") != std::string::npos);
+  CHECK(r.out.find("nan") == std::string::npos);
+}
+
+TEST_CASE("--help explains the options and exit codes") {
+  const auto r = run("train --help");
+  CHECK(r.code == 0);
+  for (const char* option : {"--train", "--test", "--model", "--policy", "--threads", "--epochs",
+                             "--step", "--decay", "--l2", "--seed", "--json", "Exit codes"}) {
+    CHECK(r.out.find(option) != std::string::npos);
+  }
+}

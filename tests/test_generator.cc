@@ -1,0 +1,106 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "hogwild/dataset.h"
+#include "hogwild/error.h"
+#include "hogwild/generator.h"
+
+using namespace hogwild;
+
+namespace {
+SparseGeneratorConfig small(double zipf) {
+  SparseGeneratorConfig c;
+  c.rows = 4000;
+  c.test_rows = 1000;
+  c.features = 2000;
+  c.nnz_per_row = 30;
+  c.zipf = zipf;
+  c.seed = 7;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("rows have K sorted distinct features, unit norm, labels +-1") {
+  for (const double zipf : {0.0, 1.0, 2.5}) {
+    const auto p = generate_sparse(small(zipf));
+    REQUIRE(p.train.rows() == 4000);
+    REQUIRE(p.test.rows() == 1000);
+    for (std::size_t i = 0; i < p.train.rows(); ++i) {
+      const auto row = p.train.row(i);
+      REQUIRE(row.indices.size() == 30);
+      REQUIRE(std::adjacent_find(row.indices.begin(), row.indices.end(),
+                                 [](auto a, auto b) { return a >= b; }) == row.indices.end());
+      double norm2 = 0;
+      for (const float v : row.values) norm2 += double{v} * v;
+      REQUIRE(std::abs(norm2 - 1.0) < 1e-5);
+      REQUIRE((p.train.labels[i] == 1.0f || p.train.labels[i] == -1.0f));
+    }
+  }
+}
+
+TEST_CASE("same seed gives the same data; another seed does not") {
+  const auto a = generate_sparse(small(1.0));
+  const auto b = generate_sparse(small(1.0));
+  CHECK(a.train.indices == b.train.indices);
+  CHECK(a.train.values == b.train.values);
+  CHECK(a.train.labels == b.train.labels);
+  auto other = small(1.0);
+  other.seed = 8;
+  CHECK(generate_sparse(other).train.indices != a.train.indices);
+}
+
+TEST_CASE("the Zipf exponent skews feature frequencies; 0 is uniform") {
+  auto top_share = [](double zipf) {
+    const auto p = generate_sparse(small(zipf));
+    auto counts = feature_counts(p.train);
+    std::sort(counts.begin(), counts.end(), std::greater<>());
+    double top = 0, total = 0;
+    for (std::size_t j = 0; j < counts.size(); ++j) {
+      total += counts[j];
+      if (j < counts.size() / 100) top += counts[j];
+    }
+    return top / total;
+  };
+  // Uniform: the top 1% of features hold about 1% of the nonzeros (sampling noise aside).
+  CHECK(top_share(0.0) < 0.02);
+  // Power law: the head dominates, more so with a larger exponent.
+  CHECK(top_share(1.0) > 0.05);
+  CHECK(top_share(1.5) > top_share(1.0));
+}
+
+TEST_CASE("label noise flips the expected fraction of labels") {
+  auto clean = small(1.0);
+  clean.label_noise = 0.0;
+  auto noisy = clean;
+  noisy.label_noise = 0.2;
+  const auto a = generate_sparse(clean);
+  const auto b = generate_sparse(noisy);
+  std::size_t flipped = 0;
+  for (std::size_t i = 0; i < a.train.rows(); ++i) flipped += a.train.labels[i] != b.train.labels[i];
+  const double rate = static_cast<double>(flipped) / a.train.rows();
+  // Binomial(4000, 0.2): sd ~ 0.0063; 5 sd either side.
+  CHECK(rate > 0.2 - 0.032);
+  CHECK(rate < 0.2 + 0.032);
+  // Clean labels are the sign of the hidden margin.
+  for (std::size_t i = 0; i < a.train.rows(); ++i) {
+    const auto row = a.train.row(i);
+    double m = 0;
+    for (std::size_t k = 0; k < row.indices.size(); ++k) m += a.hidden_weights[row.indices[k]] * row.values[k];
+    REQUIRE(a.train.labels[i] == (m >= 0 ? 1.0f : -1.0f));
+  }
+}
+
+TEST_CASE("bad generator settings are rejected with the option name") {
+  auto c = small(1.0);
+  c.nnz_per_row = 3000;
+  CHECK_THROWS_WITH_AS(generate_sparse(c), doctest::Contains("--nnz-per-row"), InputError);
+  c = small(1.0);
+  c.zipf = -1;
+  CHECK_THROWS_WITH_AS(generate_sparse(c), doctest::Contains("--zipf"), InputError);
+  c = small(1.0);
+  c.label_noise = 0.7;
+  CHECK_THROWS_WITH_AS(generate_sparse(c), doctest::Contains("--noise"), InputError);
+}

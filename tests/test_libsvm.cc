@@ -1,0 +1,149 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "hogwild/error.h"
+#include "hogwild/generator.h"
+#include "hogwild/libsvm.h"
+
+using namespace hogwild;
+
+namespace {
+
+std::string to_text(const Dataset& d) {
+  std::ostringstream out;
+  write_libsvm(d, out);
+  return out.str();
+}
+
+void check_same(const Dataset& a, const Dataset& b) {
+  CHECK(a.row_offsets == b.row_offsets);
+  CHECK(a.indices == b.indices);
+  CHECK(a.values == b.values);
+  CHECK(a.labels == b.labels);
+}
+
+// Parses `text` and returns the error message (empty if it parsed).
+std::string error_of(const std::string& text) {
+  try {
+    (void)parse_libsvm(text, "bad.svm");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("generated data round-trips exactly through LIBSVM text") {
+  SparseGeneratorConfig c;
+  c.rows = 3000;
+  c.features = 5000;
+  c.nnz_per_row = 40;
+  const auto p = generate_sparse(c);
+  for (const int threads : {1, 2, 4}) {
+    CAPTURE(threads);
+    const auto back = parse_libsvm(to_text(p.train), "mem", {.threads = threads});
+    check_same(p.train, back);
+  }
+}
+
+TEST_CASE("multi-chunk parse gives the same result and the right line numbers") {
+  SparseGeneratorConfig c;
+  c.rows = 40000;  // a few MB of text: many chunks
+  c.features = 1000;
+  c.nnz_per_row = 10;
+  const auto p = generate_sparse(c);
+  const std::string text = to_text(p.train);
+  REQUIRE(text.size() > (3u << 20));
+  check_same(parse_libsvm(text, "mem", {.threads = 1}), parse_libsvm(text, "mem", {.threads = 8}));
+  // Break line 31234 (deep inside a later chunk).
+  std::size_t pos = 0;
+  for (int line = 1; line < 31234; ++line) pos = text.find('\n', pos) + 1;
+  std::string broken = text;
+  broken.insert(pos, "1 5:oops\n");
+  try {
+    (void)parse_libsvm(broken, "big.svm", {.threads = 8});
+    FAIL("expected an error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "big.svm:31234: expected a numeric value for feature 5, found 'oops'");
+  }
+}
+
+TEST_CASE("accepted syntax: qid, comments, blank lines, CRLF, +1 and 0/1 labels, tabs") {
+  const std::string text =
+      "# a header comment\n"
+      "+1 qid:3 1:0.5 4:2 # trailing comment\r\n"
+      "\n"
+      "0\t2:1e-3\t10:-7\n"
+      "   \n"
+      "1 3:1\n"
+      "-1\n";  // a row with no features
+  const auto d = parse_libsvm(text, "ok.svm");
+  REQUIRE(d.rows() == 4);
+  CHECK(d.labels == std::vector<float>{1, 0, 1, -1});
+  CHECK(d.indices == std::vector<std::uint32_t>{0, 3, 1, 9, 2});
+  CHECK(d.values == std::vector<float>{0.5f, 2.0f, 1e-3f, -7.0f, 1.0f});
+  CHECK(d.row_offsets == std::vector<std::uint64_t>{0, 2, 4, 5, 5});
+  CHECK(d.num_features == 10);
+  CHECK(d.source == "ok.svm");
+}
+
+TEST_CASE("malformed input names the file, the line, what was expected and what was found") {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"1 1:1\n1 2:abc\n", "bad.svm:2: expected a numeric value for feature 2, found 'abc'"},
+      {"1 1:1\n\n1 0:1\n", "bad.svm:3: expected a feature index >= 1 (indices are 1-based), found 0"},
+      {"1 3:1 2:1\n", "bad.svm:1: expected feature indices in increasing order, found 2 after 3"},
+      {"1 3:1 3:2\n", "bad.svm:1: expected each feature index once per line, found 3 twice"},
+      {"1 1:1\n2:1 3:1\n", "bad.svm:2: expected a label before the features, found '2:1'"},
+      {"abc 1:1\n", "bad.svm:1: expected a numeric label, found 'abc'"},
+      {"nan 1:1\n", "bad.svm:1: expected a finite label, found 'nan'"},
+      {"1 1:inf\n", "bad.svm:1: expected a finite value for feature 1, found 'inf'"},
+      {"1 1:nan\n", "bad.svm:1: expected a finite value for feature 1, found 'nan'"},
+      {"1 1:1e999\n", "bad.svm:1: expected a finite value for feature 1, found '1e999'"},
+      {"1 1:1 junk\n", "bad.svm:1: expected index:value, found 'junk'"},
+      {"1 -3:1\n", "bad.svm:1: expected a positive integer feature index, found '-3'"},
+      {"1 x:1\n", "bad.svm:1: expected a positive integer feature index, found 'x'"},
+      {"1 99999999999:1\n",
+       "bad.svm:1: expected a feature index <= 4294967295, found '99999999999'"},
+      {"1 qid:x 1:1\n", "bad.svm:1: expected an integer query id in qid:N, found 'qid:x'"},
+      {"1 1:\n", "bad.svm:1: expected a numeric value for feature 1, found ''"},
+      {"", "bad.svm:1: expected at least one example 'label index:value ...', found an empty file"},
+      {"# only\n\n", "bad.svm:3: expected at least one example 'label index:value ...', found only "
+                     "blank or comment lines"},
+      {"1 1:\x01\xff\n", "bad.svm:1: expected a numeric value for feature 1, found '\\x01\\xff'"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.text);
+    CHECK(error_of(c.text) == c.message);
+  }
+}
+
+TEST_CASE("files that cannot be read give a system error naming the path") {
+  CHECK_THROWS_WITH_AS(read_libsvm("/nonexistent/file.svm"),
+                       doctest::Contains("/nonexistent/file.svm: cannot open"), SystemError);
+  CHECK_THROWS_WITH_AS(read_libsvm(std::filesystem::temp_directory_path()),
+                       doctest::Contains("is a directory"), SystemError);
+}
+
+TEST_CASE("read_libsvm reads what write_libsvm wrote") {
+  SparseGeneratorConfig c;
+  c.rows = 500;
+  c.features = 300;
+  c.nnz_per_row = 12;
+  const auto p = generate_sparse(c);
+  const auto path = std::filesystem::temp_directory_path() / "hogwild_test_roundtrip.svm";
+  write_libsvm(p.train, path);
+  const auto back = read_libsvm(path);
+  check_same(p.train, back);
+  CHECK(back.source == path.string());
+  std::filesystem::remove(path);
+}

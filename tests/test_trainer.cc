@@ -1,0 +1,182 @@
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "hogwild/error.h"
+#include "hogwild/generator.h"
+#include "hogwild/report.h"
+#include "hogwild/trainer.h"
+#include "workers.h"
+
+using namespace hogwild;
+
+namespace {
+SparseProblem problem(std::size_t rows = 3000) {
+  SparseGeneratorConfig c;
+  c.rows = rows;
+  c.test_rows = 1000;
+  c.features = 800;
+  c.nnz_per_row = 20;
+  c.label_noise = 0.02;
+  return generate_sparse(c);
+}
+}  // namespace
+
+TEST_CASE("a worker's exception is rethrown on the caller after every worker joined") {
+  for (const int threads : {1, 2, 4, 8}) {
+    std::atomic<int> finished{0};
+    CHECK_THROWS_WITH_AS(detail::run_workers(threads,
+                                             [&](int worker) {
+                                               if (worker == threads - 1) {
+                                                 throw std::runtime_error("worker failed");
+                                               }
+                                               ++finished;
+                                             }),
+                         "worker failed", std::runtime_error);
+    CHECK(finished == threads - 1);
+  }
+}
+
+TEST_CASE("configuration errors name the option") {
+  const auto p = problem(200);
+  auto expect = [&](TrainConfig c, const char* text) {
+    CHECK_THROWS_WITH_AS(train(c, p.train, nullptr), doctest::Contains(text), InputError);
+  };
+  TrainConfig c;
+  c.threads = -1;
+  expect(c, "--threads");
+  c = {};
+  c.epochs = 0;
+  expect(c, "--epochs: expected at least 1, found 0");
+  c = {};
+  c.step = 0;
+  expect(c, "--step");
+  c = {};
+  c.step = -1;
+  expect(c, "--step");
+  c = {};
+  c.decay = 0;
+  expect(c, "--decay");
+  c = {};
+  c.l2 = -1;
+  expect(c, "--l2");
+  c = {};
+  c.policy = Policy::kSerial;
+  c.threads = 2;
+  expect(c, "--threads: expected 1 with --policy serial");
+}
+
+TEST_CASE("classifier labels: two classes mapped to -1/+1, others rejected") {
+  auto p = problem();
+  // 0/1 labels train like -1/+1 labels, bit for bit.
+  Dataset zero_one = p.train;
+  for (auto& y : zero_one.labels) y = y > 0 ? 1.0f : 0.0f;
+  TrainConfig c;
+  c.policy = Policy::kSerial;
+  c.epochs = 2;
+  const auto a = train(c, p.train, nullptr);
+  const auto b = train(c, zero_one, nullptr);
+  CHECK(a.weights == b.weights);
+  CHECK(b.label_values == std::vector<float>{0.0f, 1.0f});
+
+  Dataset three = p.train;
+  three.labels[5] = 2.0f;
+  CHECK_THROWS_WITH_AS(train(c, three, nullptr),
+                       doctest::Contains("expected two label classes for a binary model"),
+                       InputError);
+  Dataset bad_test = p.test;
+  bad_test.labels[3] = 7.0f;
+  CHECK_THROWS_WITH_AS(train(c, p.train, &bad_test),
+                       doctest::Contains("expected labels -1 or 1 (the training classes), found 7 "
+                                         "in example 4"),
+                       InputError);
+  // Squared loss takes any real label.
+  c.loss = LossKind::kSquared;
+  CHECK_NOTHROW(train(c, three, nullptr));
+}
+
+TEST_CASE("the report counts epochs and samples, and learns") {
+  const auto p = problem();
+  for (const int threads : {1, 2, 4}) {
+    TrainConfig c;
+    c.threads = threads;
+    c.epochs = 4;
+    const auto r = train(c, p.train, &p.test);
+    REQUIRE(r.epochs.size() == 5);
+    CHECK(r.epochs[0].epoch == 0);
+    CHECK(r.epochs[0].train->loss == doctest::Approx(std::log(2.0)));
+    CHECK(r.samples == 4 * p.train.rows());
+    CHECK(r.samples_per_second > 0);
+    CHECK(r.config.threads == threads);
+    CHECK(r.epochs.back().train->loss < 0.9 * r.epochs[0].train->loss);
+    CHECK(r.epochs.back().test->accuracy > 0.7);
+    CHECK(r.epochs[2].step == doctest::Approx(c.step * c.decay));
+  }
+}
+
+TEST_CASE("same seed, same serial result; another seed differs") {
+  const auto p = problem();
+  TrainConfig c;
+  c.policy = Policy::kSerial;
+  c.epochs = 2;
+  const auto a = train(c, p.train, nullptr);
+  const auto b = train(c, p.train, nullptr);
+  CHECK(a.weights == b.weights);
+  c.seed = 99;
+  CHECK(train(c, p.train, nullptr).weights != a.weights);
+}
+
+TEST_CASE("a diverging run stops with the epoch and a hint, never NaN results") {
+  const auto p = problem();
+  Dataset scaled = p.train;
+  for (auto& v : scaled.values) v *= 100.0f;
+  TrainConfig c;
+  c.loss = LossKind::kSquared;
+  c.step = 10;
+  c.epochs = 5;
+  for (const auto policy : {Policy::kSerial, Policy::kRacy}) {
+    c.policy = policy;
+    c.threads = policy == Policy::kSerial ? 1 : 2;
+    CHECK_THROWS_WITH_AS(train(c, scaled, nullptr),
+                         doctest::Contains("epoch 1: training loss"), DivergenceError);
+    CHECK_THROWS_WITH_AS(train(c, scaled, nullptr), doctest::Contains("try a smaller --step"),
+                         DivergenceError);
+  }
+}
+
+TEST_CASE("test features beyond the training dimension are ignored") {
+  auto p = problem();
+  Dataset wide = p.test;
+  wide.indices[0] = 5000;  // row 0's first index is now far beyond the training dimension
+  std::sort(wide.indices.begin(), wide.indices.begin() + static_cast<long>(wide.row_offsets[1]));
+  wide.num_features = 5001;
+  TrainConfig c;
+  c.epochs = 2;
+  const auto r = train(c, p.train, &wide);
+  CHECK(std::isfinite(r.epochs.back().test->loss));
+}
+
+TEST_CASE("the JSON report has the fields scripts read") {
+  const auto p = problem();
+  TrainConfig c;
+  c.epochs = 2;
+  c.threads = 2;
+  const auto json = nlohmann::json::parse(to_json(train(c, p.train, &p.test)));
+  CHECK(json["config"]["policy"] == "racy");
+  CHECK(json["config"]["threads"] == 2);
+  CHECK(json["dataset"]["rows"] == p.train.rows());
+  CHECK(json["dataset"]["features"] == 800);
+  CHECK(json["dataset"]["nnz"] == p.train.nnz());
+  REQUIRE(json["epochs"].size() == 3);
+  for (const auto& e : json["epochs"]) {
+    for (const char* key : {"epoch", "seconds", "train_loss", "test_loss", "test_accuracy"}) {
+      CHECK(e.contains(key));
+    }
+    CHECK(e["test_accuracy"].get<double>() >= 0.0);
+    CHECK(e["test_accuracy"].get<double>() <= 1.0);
+  }
+  CHECK(json["samples_per_second"].get<double>() > 0);
+  CHECK(json["final"]["test_accuracy"] == json["epochs"][2]["test_accuracy"]);
+}

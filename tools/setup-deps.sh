@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages hogwild needs, only those missing. Idempotent.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config
+  libtbb-dev libeigen3-dev libfmt-dev libbenchmark-dev doctest-dev libcli11-dev nlohmann-json3-dev
+)
+packages+=("$@")
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
