@@ -4,8 +4,8 @@
 
 namespace hogwild {
 
-void Dataset::append(std::span<const std::uint32_t> row_indices,
-                     std::span<const float> row_values, float label) {
+void Dataset::append(std::span<const std::uint32_t> row_indices, std::span<const float> row_values,
+                     float label) {
   indices.insert(indices.end(), row_indices.begin(), row_indices.end());
   values.insert(values.end(), row_values.begin(), row_values.end());
   row_offsets.push_back(indices.size());
@@ -22,8 +22,8 @@ DatasetStats describe(const Dataset& data) {
   stats.nnz = data.nnz();
   stats.mean_nnz_per_row = stats.rows ? static_cast<double>(stats.nnz) / stats.rows : 0.0;
   for (std::size_t i = 0; i < data.rows(); ++i) {
-    stats.max_nnz_per_row = std::max<std::size_t>(stats.max_nnz_per_row,
-                                                  data.row_offsets[i + 1] - data.row_offsets[i]);
+    stats.max_nnz_per_row =
+        std::max<std::size_t>(stats.max_nnz_per_row, data.row_offsets[i + 1] - data.row_offsets[i]);
     ++stats.label_counts[data.labels[i]];
   }
   return stats;

@@ -17,9 +17,9 @@ namespace {
 // feature in frequency order (0 is the most frequent), perm[rank] = its feature index.
 
 struct FeatureSampler {
-  std::vector<double> cdf;            // cumulative weights over ranks; empty when uniform
-  std::vector<std::uint32_t> perm;    // rank -> feature index
-  std::vector<float> idf;             // per rank: rarer features weigh more, as in tf-idf
+  std::vector<double> cdf;          // cumulative weights over ranks; empty when uniform
+  std::vector<std::uint32_t> perm;  // rank -> feature index
+  std::vector<float> idf;           // per rank: rarer features weigh more, as in tf-idf
 
   std::uint32_t draw_rank(detail::Rng& rng) const {
     if (cdf.empty()) return static_cast<std::uint32_t>(rng.below(perm.size()));

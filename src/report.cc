@@ -22,7 +22,33 @@ ordered_json config_json(const TrainConfig& c) {
                       {"decay", c.decay},
                       {"l2", c.l2},
                       {"seed", c.seed},
-                      {"divergence_factor", c.divergence_factor}};
+                      {"divergence_factor", c.divergence_factor},
+                      {"delay", c.delay.text},
+                      {"staleness_sample", c.staleness_sample},
+                      {"coherence_sample", c.coherence_sample},
+                      {"coherence_lag", c.coherence_lag},
+                      {"simulate", c.simulate}};
+}
+
+// Summary of a histogram; `scale` converts recorded units to reported ones.
+ordered_json histogram_json(const Histogram& h, double scale) {
+  ordered_json buckets = ordered_json::object();
+  for (const auto& [lower, count] : h.buckets()) {
+    buckets[fmt::format("{}", static_cast<double>(lower) * scale)] = count;
+  }
+  return ordered_json{{"samples", h.count()},
+                      {"mean", h.mean() * scale},
+                      {"p50", static_cast<double>(h.quantile(0.5)) * scale},
+                      {"p90", static_cast<double>(h.quantile(0.9)) * scale},
+                      {"p99", static_cast<double>(h.quantile(0.99)) * scale},
+                      {"max", static_cast<double>(h.max()) * scale},
+                      {"histogram", std::move(buckets)}};
+}
+
+ordered_json staleness_json(const StalenessStats& s) {
+  ordered_json json = histogram_json(s.updates, 1.0);
+  json["micros"] = histogram_json(s.nanos, 1e-3);
+  return json;
 }
 
 // Shortest form that reads back: "1", "-1", "0.5".
@@ -48,10 +74,8 @@ std::string config_to_json(const TrainConfig& config, int indent) {
 std::string to_json(const Report& report, int indent) {
   ordered_json epochs = ordered_json::array();
   for (const auto& e : report.epochs) {
-    ordered_json record{{"epoch", e.epoch},
-                        {"seconds", e.seconds},
-                        {"elapsed", e.elapsed},
-                        {"step", e.step}};
+    ordered_json record{
+        {"epoch", e.epoch}, {"seconds", e.seconds}, {"elapsed", e.elapsed}, {"step", e.step}};
     if (e.train) {
       record["train_loss"] = number(e.train->loss);
       record["train_objective"] = number(e.train->objective);
@@ -63,13 +87,37 @@ std::string to_json(const Report& report, int indent) {
     }
     epochs.push_back(std::move(record));
   }
-  ordered_json json{{"config", config_json(report.config)}, {"dataset", stats_json(report.dataset)}};
+  ordered_json json{{"config", config_json(report.config)},
+                    {"dataset", stats_json(report.dataset)}};
   if (report.test_dataset) json["test_dataset"] = stats_json(*report.test_dataset);
   if (!report.label_values.empty()) {
     json["label_values"] = {{"negative", report.label_values[0]},
                             {"positive", report.label_values[1]}};
   }
   json["epochs"] = std::move(epochs);
+  json["updates"] = {{"computed", report.updates_computed}, {"applied", report.updates_applied}};
+  ordered_json staleness = staleness_json(report.staleness);
+  staleness["sample_rate"] = report.config.staleness_sample;
+  staleness["per_worker"] = ordered_json::array();
+  for (const auto& w : report.staleness_per_worker)
+    staleness["per_worker"].push_back(staleness_json(w));
+  json["staleness"] = std::move(staleness);
+  ordered_json coherence = ordered_json::array();
+  for (const auto& p : report.coherence) {
+    coherence.push_back({{"update", p.update}, {"cosine", p.cosine}, {"samples", p.samples}});
+  }
+  json["coherence"] = std::move(coherence);
+  ordered_json injected = ordered_json::object();
+  double total = 0, weighted = 0;
+  for (std::size_t d = 0; d < report.injected_delays.size(); ++d) {
+    if (report.injected_delays[d] == 0) continue;
+    injected[std::to_string(d)] = report.injected_delays[d];
+    total += static_cast<double>(report.injected_delays[d]);
+    weighted += static_cast<double>(d) * static_cast<double>(report.injected_delays[d]);
+  }
+  json["delay"] = {{"spec", report.config.delay.text},
+                   {"injected", std::move(injected)},
+                   {"mean", total > 0 ? weighted / total : 0.0}};
   json["samples"] = report.samples;
   json["train_seconds"] = report.train_seconds;
   json["samples_per_second"] = report.samples_per_second;

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <queue>
 #include <set>
 #include <thread>
 
@@ -24,7 +25,8 @@ void TrainConfig::validate() const {
   auto fail = [](std::string_view option, std::string_view expected, auto found) {
     throw InputError(fmt::format("--{}: expected {}, found {}", option, expected, found));
   };
-  if (threads < 0 || threads > 4096) fail("threads", "a count in [1, 4096] (0 = all cores)", threads);
+  if (threads < 0 || threads > 4096)
+    fail("threads", "a count in [1, 4096] (0 = all cores)", threads);
   if (policy == Policy::kSerial && threads > 1) {
     fail("threads", "1 with --policy serial (it runs one worker)", threads);
   }
@@ -33,10 +35,27 @@ void TrainConfig::validate() const {
   if (!(decay > 0 && decay <= 1)) fail("decay", "a factor in (0, 1]", decay);
   if (!(l2 >= 0) || !std::isfinite(l2)) fail("l2", "a finite strength >= 0", l2);
   if (!(divergence_factor > 1)) fail("divergence-factor", "a factor > 1", divergence_factor);
+  if (!(staleness_sample >= 0 && staleness_sample <= 1)) {
+    fail("staleness-sample", "a fraction in (0, 1], or 0 to turn measurement off",
+         staleness_sample);
+  }
+  if (!(coherence_sample >= 0 && coherence_sample <= 1)) {
+    fail("coherence-sample", "a fraction in (0, 1], or 0 to turn measurement off",
+         coherence_sample);
+  }
+  if (coherence_lag < 1 || coherence_lag > 1 << 16) {
+    fail("coherence-lag", "a lag in [1, 65536] steps", coherence_lag);
+  }
+  if (simulate < 0 || simulate > 1 << 16)
+    fail("simulate", "a count of virtual workers in [1, 65536]", simulate);
+  if (simulate > 0 && threads > 1) {
+    fail("threads", "1 (or 0) with --simulate, which steps its virtual workers in one thread",
+         threads);
+  }
 }
 
 int TrainConfig::resolved_threads() const {
-  if (policy == Policy::kSerial) return 1;
+  if (policy == Policy::kSerial || simulate > 0) return 1;
   if (threads > 0) return threads;
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
@@ -136,31 +155,280 @@ decltype(auto) dispatch_loss(LossKind loss, Fn&& fn) {
   return fn(SquaredLoss{});
 }
 
-// One worker's share of an epoch: plain SGD over `order`.
-// Glossary: w = shared weights, m = margin w.x, g = d loss / d m, eta = step,
-// shrink[j] = 1 / (1 + eta * l2 * n / count[j]): the L2 term applied on a row's nonzeros only,
-// scaled by how rarely each feature occurs so its expectation is the full l2/2 ||w||^2
-// gradient; the proximal form keeps it stable for rare features at any step.
-template <class P, class Loss, bool kRegularised>
-void sgd_slice(ParamStore& store, const Dataset& data, const float* y,
-               std::span<const std::uint32_t> order, float eta, const float* shrink) {
-  const float* w = store.data();
-  for (const std::uint32_t r : order) {
-    const auto row = data.row(r);
-    float m = 0;
-    for (std::size_t k = 0; k < row.indices.size(); ++k) m += P::load(w[row.indices[k]]) * row.values[k];
-    const float g = Loss::derivative(m, y[r]);
-    if constexpr (!kRegularised) {
-      if (g == 0.0f) continue;
+// ---- The update engine --------------------------------------------------------------------
+//
+// Glossary: w = shared weights, r = row (example) index, m = margin w.x_r, g = d loss / d m,
+// eta = step, coef = -eta * g (the data gradient step is coef * x_r), shrink[j] =
+// 1 / (1 + eta * l2 * n / count[j]): the L2 term applied on a row's nonzeros only, scaled by
+// how rarely each feature occurs so its expectation is the full l2/2 ||w||^2 gradient; the
+// proximal form keeps it stable for rare features at any step.
+//
+// A computed update is (r, coef): rows are immutable, so this pair is the whole sparse
+// payload, and a delayed update needs no copy of the gradient. Delays count the worker's own
+// later steps: an update computed at step t with delay d is applied at step t + d, after that
+// step's own computation; updates due at the same step are applied in the order computed.
+
+using Nanos = std::chrono::nanoseconds;
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<Nanos>(Clock::now().time_since_epoch()).count();
+}
+
+// Each worker publishes how many updates it has applied on a line of its own; a measured
+// update sums the others' counters at its read and at its write.
+struct alignas(kCacheLine) AppliedCounter {
+  std::atomic<std::uint64_t> value{0};
+};
+
+struct Pending {
+  std::uint64_t due;             // worker step at which it is applied
+  std::uint64_t seq;             // order of computation (ties)
+  std::uint64_t others_at_read;  // measured updates only
+  std::int64_t read_ns;          // measured updates only
+  std::uint32_t row;
+  float coef;
+  bool measured;
+};
+
+struct LaterFirst {
+  bool operator()(const Pending& a, const Pending& b) const {
+    return a.due != b.due ? a.due > b.due : a.seq > b.seq;
+  }
+};
+
+// Geometric gaps between sampled events, so a rate costs one decrement per step.
+class SampleClock {
+ public:
+  SampleClock(double rate, std::uint64_t seed) : rate_(rate), rng_(seed) {
+    if (rate > 0 && rate < 1) log_q_ = std::log1p(-rate);
+    countdown_ = gap();
+  }
+  bool tick() {
+    if (rate_ <= 0) return false;
+    if (countdown_ > 0) {
+      --countdown_;
+      return false;
     }
-    const float scale = -eta * g;
+    countdown_ = gap();
+    return true;
+  }
+
+ private:
+  std::uint64_t gap() {
+    if (rate_ >= 1 || rate_ <= 0) return 0;
+    const double g = std::floor(std::log(1.0 - rng_.uniform()) / log_q_);
+    return g > 1e15 ? std::uint64_t{1} << 50 : static_cast<std::uint64_t>(g);
+  }
+  double rate_;
+  double log_q_ = 0;
+  detail::Rng rng_;
+  std::uint64_t countdown_ = 0;
+};
+
+constexpr int kCoherenceWindowsPerEpoch = 10;
+
+// Everything one worker (thread or virtual) owns; aligned so workers never share a line.
+struct alignas(kCacheLine) WorkerState {
+  WorkerState(int worker, const TrainConfig& config, std::uint64_t seed_base)
+      : id(worker),
+        delays(config.delay, detail::derive_seed(seed_base, 0xde1a0000u + worker)),
+        staleness_clock(config.staleness_sample,
+                        detail::derive_seed(seed_base, 0x57a1e000u + worker)),
+        coherence_clock(config.coherence_sample,
+                        detail::derive_seed(seed_base, 0xc0e40000u + worker)),
+        injected(config.delay.max_delay() + 1, 0),
+        history(static_cast<std::size_t>(config.coherence_lag), {0u, 0.0f}),
+        coherence_sum(static_cast<std::size_t>(config.epochs) * kCoherenceWindowsPerEpoch, 0.0),
+        coherence_count(coherence_sum.size(), 0) {
+    pending.reserve(config.delay.max_delay() + 1);
+  }
+  int id;
+  DelaySampler delays;
+  SampleClock staleness_clock;
+  SampleClock coherence_clock;
+  std::vector<Pending> pending;  // a heap, never beyond max_delay + 1 entries
+  std::vector<std::uint64_t> injected;
+  std::vector<std::pair<std::uint32_t, float>> history;  // last `lag` (row, coef)
+  std::size_t history_pos = 0;
+  std::size_t history_filled = 0;
+  std::vector<double> coherence_sum;
+  std::vector<std::uint64_t> coherence_count;
+  StalenessStats staleness;
+  std::uint64_t step = 0;
+  std::uint64_t seq = 0;
+  std::uint64_t computed = 0;
+  std::uint64_t applied = 0;
+};
+
+double sparse_cosine(const SparseRow& a, const SparseRow& b) {
+  double dot = 0, na = 0, nb = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.indices.size() && j < b.indices.size()) {
+    if (a.indices[i] == b.indices[j]) {
+      dot += double{a.values[i]} * b.values[j];
+      ++i;
+      ++j;
+    } else if (a.indices[i] < b.indices[j]) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  for (const float v : a.values) na += double{v} * v;
+  for (const float v : b.values) nb += double{v} * v;
+  return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
+}
+
+template <class P, class Loss, bool kRegularised>
+class Engine {
+ public:
+  Engine(ParamStore& store, const Dataset& data, const float* y, const float* shrink, float eta,
+         std::span<AppliedCounter> counters, const TrainConfig& config)
+      : store_(store),
+        data_(data),
+        y_(y),
+        shrink_(shrink),
+        eta_(eta),
+        counters_(counters),
+        delayed_(config.delay.kind != DelaySpec::Kind::kNone),
+        publish_(config.staleness_sample > 0),
+        coherence_(config.coherence_sample > 0) {}
+
+  // One step on row r; `window` is the coherence window this step falls in.
+  void step(WorkerState& s, std::uint32_t r, std::size_t window) {
+    const auto row = data_.row(r);
+    const float* w = store_.data();
+    const bool measured = s.staleness_clock.tick();
+    std::uint64_t others_at_read = 0;
+    std::int64_t read_ns = 0;
+    if (measured) {
+      others_at_read = others(s.id);
+      read_ns = now_ns();
+    }
+    float m = 0;
+    for (std::size_t k = 0; k < row.indices.size(); ++k)
+      m += P::load(w[row.indices[k]]) * row.values[k];
+    const float g = Loss::derivative(m, y_[r]);
+    bool has_update = true;
+    if constexpr (!kRegularised) has_update = g != 0.0f;
+    if (has_update) {
+      const float coef = -eta_ * g;
+      ++s.computed;
+      if (coherence_) track_coherence(s, r, coef, window);
+      if (!delayed_) {
+        apply(s, r, coef);
+        if (measured) record(s, others_at_read, read_ns);
+      } else {
+        const std::uint32_t d = s.delays.next();
+        ++s.injected[d];
+        s.pending.push_back(
+            Pending{s.step + d, s.seq++, others_at_read, read_ns, r, coef, measured});
+        std::push_heap(s.pending.begin(), s.pending.end(), LaterFirst{});
+      }
+    }
+    if (delayed_) {
+      while (!s.pending.empty() && s.pending.front().due <= s.step) pop_and_apply(s);
+    }
+    ++s.step;
+  }
+
+  // Applies every pending update of the worker, in due order.
+  void flush(WorkerState& s) {
+    while (!s.pending.empty()) pop_and_apply(s);
+  }
+
+ private:
+  std::uint64_t others(int self) const {
+    std::uint64_t sum = 0;
+    for (std::size_t v = 0; v < counters_.size(); ++v) {
+      if (static_cast<int>(v) != self) sum += counters_[v].value.load(std::memory_order_relaxed);
+    }
+    return sum;
+  }
+
+  void apply(WorkerState& s, std::uint32_t r, float coef) {
+    const auto row = data_.row(r);
     const float* values = row.values.data();
-    const std::uint32_t* indices = row.indices.data();
-    P::sparse_update(store, row.indices, [=](float old, std::size_t k) {
-      float v = old + scale * values[k];
+    [[maybe_unused]] const std::uint32_t* indices = row.indices.data();
+    [[maybe_unused]] const float* shrink = shrink_;
+    P::sparse_update(store_, row.indices, [=](float old, std::size_t k) {
+      float v = old + coef * values[k];
       if constexpr (kRegularised) v *= shrink[indices[k]];
       return v;
     });
+    ++s.applied;
+    if (publish_)
+      counters_[static_cast<std::size_t>(s.id)].value.store(s.applied, std::memory_order_relaxed);
+  }
+
+  void record(WorkerState& s, std::uint64_t others_at_read, std::int64_t read_ns) {
+    s.staleness.updates.record(others(s.id) - others_at_read);
+    s.staleness.nanos.record(
+        static_cast<std::uint64_t>(std::max<std::int64_t>(0, now_ns() - read_ns)));
+  }
+
+  void pop_and_apply(WorkerState& s) {
+    std::pop_heap(s.pending.begin(), s.pending.end(), LaterFirst{});
+    const Pending u = s.pending.back();
+    s.pending.pop_back();
+    apply(s, u.row, u.coef);
+    if (u.measured) record(s, u.others_at_read, u.read_ns);
+  }
+
+  // Cosine between this data gradient (coef * x_r) and the one `lag` updates earlier.
+  void track_coherence(WorkerState& s, std::uint32_t r, float coef, std::size_t window) {
+    const std::size_t lag = s.history.size();
+    if (s.history_filled == lag && s.coherence_clock.tick() && window < s.coherence_sum.size()) {
+      const auto& [old_row, old_coef] = s.history[s.history_pos];  // oldest entry = lag back
+      const double sign = (coef > 0) == (old_coef > 0) ? 1.0 : -1.0;
+      s.coherence_sum[window] += sign * sparse_cosine(data_.row(r), data_.row(old_row));
+      ++s.coherence_count[window];
+    }
+    s.history[s.history_pos] = {r, coef};
+    s.history_pos = s.history_pos + 1 == lag ? 0 : s.history_pos + 1;
+    s.history_filled = std::min(s.history_filled + 1, lag);
+  }
+
+  ParamStore& store_;
+  const Dataset& data_;
+  const float* y_;
+  const float* shrink_;
+  float eta_;
+  std::span<AppliedCounter> counters_;
+  bool delayed_;
+  bool publish_;
+  bool coherence_;
+};
+
+void summarise_workers(const std::vector<WorkerState>& states, std::size_t n, Report& report) {
+  report.injected_delays.assign(states.empty() ? 1 : states.front().injected.size(), 0);
+  std::vector<double> coherence_sum;
+  std::vector<std::uint64_t> coherence_count;
+  for (const auto& s : states) {
+    report.updates_computed += s.computed;
+    report.updates_applied += s.applied;
+    report.staleness.updates.merge(s.staleness.updates);
+    report.staleness.nanos.merge(s.staleness.nanos);
+    report.staleness_per_worker.push_back(s.staleness);
+    for (std::size_t d = 0; d < s.injected.size(); ++d) report.injected_delays[d] += s.injected[d];
+    coherence_sum.resize(s.coherence_sum.size(), 0.0);
+    coherence_count.resize(s.coherence_sum.size(), 0);
+    for (std::size_t w = 0; w < s.coherence_sum.size(); ++w) {
+      coherence_sum[w] += s.coherence_sum[w];
+      coherence_count[w] += s.coherence_count[w];
+    }
+  }
+  while (!report.injected_delays.empty() && report.injected_delays.back() == 0 &&
+         report.injected_delays.size() > 1) {
+    report.injected_delays.pop_back();
+  }
+  for (std::size_t w = 0; w < coherence_sum.size(); ++w) {
+    if (coherence_count[w] == 0) continue;
+    const std::size_t epoch = w / kCoherenceWindowsPerEpoch;
+    const std::size_t part = w % kCoherenceWindowsPerEpoch + 1;
+    report.coherence.push_back(CoherencePoint{
+        epoch * n + part * n / kCoherenceWindowsPerEpoch,
+        coherence_sum[w] / static_cast<double>(coherence_count[w]), coherence_count[w]});
   }
 }
 
@@ -189,19 +457,19 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
   Report report;
   report.config = config;
   report.config.threads = config.resolved_threads();
-  const int threads = report.config.threads;
   report.dataset = describe(train_data);
   if (test_data) report.test_dataset = describe(*test_data);
 
   if (is_classifier(config.loss)) report.label_values = binary_label_values(train_data);
-  const std::vector<float> y_train = mapped_labels(train_data, report.label_values, "training data");
+  const std::vector<float> y_train =
+      mapped_labels(train_data, report.label_values, "training data");
   std::vector<float> y_test;
   if (test_data) y_test = mapped_labels(*test_data, report.label_values, "test data");
 
   const std::size_t n = train_data.rows();
   const std::size_t dim = std::max<std::size_t>(1, train_data.num_features);
   ParamStore store(dim);
-  tbb::task_arena arena(threads);
+  tbb::task_arena arena(report.config.threads);
 
   std::vector<float> reg_scale;  // n / count[j]
   std::vector<float> shrink;
@@ -232,6 +500,11 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
 
   std::vector<std::uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
+  const int workers = config.workers();
+  std::vector<WorkerState> states;
+  states.reserve(static_cast<std::size_t>(workers));
+  for (int w = 0; w < workers; ++w) states.emplace_back(w, config, config.seed);
+  std::vector<AppliedCounter> counters(static_cast<std::size_t>(workers));
   double eta = config.step;
   double elapsed = 0;
 
@@ -252,16 +525,47 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
       using P = decltype(policy_type);
       dispatch_loss(config.loss, [&](auto loss_type) {
         using Loss = decltype(loss_type);
-        detail::run_workers(threads, [&](int worker) {
-          const std::size_t begin = n * static_cast<std::size_t>(worker) / threads;
-          const std::size_t end = n * static_cast<std::size_t>(worker + 1) / threads;
-          const std::span<const std::uint32_t> slice(order.data() + begin, end - begin);
-          if (config.l2 > 0) {
-            sgd_slice<P, Loss, true>(store, train_data, y_train.data(), slice, eta_f, shrink.data());
+        auto run_epoch = [&](auto& engine) {
+          const auto slice_of = [&](int worker) {
+            const std::size_t begin = n * static_cast<std::size_t>(worker) / workers;
+            const std::size_t end = n * static_cast<std::size_t>(worker + 1) / workers;
+            return std::span<const std::uint32_t>(order.data() + begin, end - begin);
+          };
+          const auto window_of = [&](std::size_t pos, std::size_t len) {
+            return static_cast<std::size_t>(epoch - 1) * kCoherenceWindowsPerEpoch +
+                   pos * kCoherenceWindowsPerEpoch / std::max<std::size_t>(len, 1);
+          };
+          if (config.simulate > 0) {
+            // Virtual workers in lockstep, one step each per round: deterministic.
+            std::size_t rounds = 0;
+            for (int k = 0; k < workers; ++k) rounds = std::max(rounds, slice_of(k).size());
+            for (std::size_t t = 0; t < rounds; ++t) {
+              for (int k = 0; k < workers; ++k) {
+                const auto slice = slice_of(k);
+                if (t < slice.size()) engine.step(states[k], slice[t], window_of(t, slice.size()));
+              }
+            }
+            for (int k = 0; k < workers; ++k) engine.flush(states[k]);
           } else {
-            sgd_slice<P, Loss, false>(store, train_data, y_train.data(), slice, eta_f, nullptr);
+            detail::run_workers(workers, [&](int worker) {
+              const auto slice = slice_of(worker);
+              auto& state = states[static_cast<std::size_t>(worker)];
+              for (std::size_t t = 0; t < slice.size(); ++t) {
+                engine.step(state, slice[t], window_of(t, slice.size()));
+              }
+              engine.flush(state);
+            });
           }
-        });
+        };
+        if (config.l2 > 0) {
+          Engine<P, Loss, true> engine(store, train_data, y_train.data(), shrink.data(), eta_f,
+                                       counters, config);
+          run_epoch(engine);
+        } else {
+          Engine<P, Loss, false> engine(store, train_data, y_train.data(), nullptr, eta_f, counters,
+                                        config);
+          run_epoch(engine);
+        }
       });
     });
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -282,13 +586,15 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
               ? fmt::format("grew to {:.6g}, beyond {}x its initial {:.6g}", loss,
                             config.divergence_factor, initial_loss)
               : fmt::format("became {} (it was {:.6g} at the start)", loss, initial_loss);
-      throw DivergenceError(fmt::format(
-          "epoch {}: training loss {}; the run diverged: try a smaller --step (this epoch used {:.6g})",
-          epoch, what, eta));
+      throw DivergenceError(
+          fmt::format("epoch {}: training loss {}; the run diverged: try a smaller --step (this "
+                      "epoch used {:.6g})",
+                      epoch, what, eta));
     }
     if (callbacks.on_epoch) callbacks.on_epoch(record);
     eta *= config.decay;
   }
+  summarise_workers(states, n, report);
   report.train_seconds = elapsed;
   report.samples_per_second = elapsed > 0 ? static_cast<double>(report.samples) / elapsed : 0.0;
   report.weights = store.snapshot();

@@ -38,8 +38,8 @@ std::string slurp(const fs::path& p) {
 Result run(const std::string& args) {
   const auto out = work_dir() / "stdout.txt";
   const auto err = work_dir() / "stderr.txt";
-  const std::string command = std::string(HOGWILD_CLI) + " " + args + " >" + out.string() +
-                              " 2>" + err.string() + " </dev/null";
+  const std::string command = std::string(HOGWILD_CLI) + " " + args + " >" + out.string() + " 2>" +
+                              err.string() + " </dev/null";
   const int status = std::system(command.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }

@@ -63,9 +63,8 @@ Eigen::VectorXd newton_logistic(const Eigen::MatrixXd& x, const Eigen::VectorXd&
       h_m(i) = s * (1 - s);
     }
     const Eigen::VectorXd grad = x.transpose() * g_m / n + l2 * w;
-    const Eigen::MatrixXd hess =
-        x.transpose() * h_m.asDiagonal() * x / n +
-        l2 * Eigen::MatrixXd::Identity(x.cols(), x.cols());
+    const Eigen::MatrixXd hess = x.transpose() * h_m.asDiagonal() * x / n +
+                                 l2 * Eigen::MatrixXd::Identity(x.cols(), x.cols());
     const Eigen::VectorXd delta = hess.ldlt().solve(grad);
     w -= delta;
     if (delta.norm() < 1e-12) break;
@@ -88,7 +87,8 @@ TEST_CASE("serial least squares reaches the closed-form optimum") {
   for (std::size_t i = 0; i < p.train.rows(); ++i) {
     const auto row = p.train.row(i);
     double m = 0;
-    for (std::size_t k = 0; k < row.indices.size(); ++k) m += p.hidden_weights[row.indices[k]] * row.values[k];
+    for (std::size_t k = 0; k < row.indices.size(); ++k)
+      m += p.hidden_weights[row.indices[k]] * row.values[k];
     p.train.labels[i] = static_cast<float>(m + 0.1 * rng.normal());
   }
   const double l2 = 1e-3;

@@ -79,7 +79,8 @@ TEST_CASE("label noise flips the expected fraction of labels") {
   const auto a = generate_sparse(clean);
   const auto b = generate_sparse(noisy);
   std::size_t flipped = 0;
-  for (std::size_t i = 0; i < a.train.rows(); ++i) flipped += a.train.labels[i] != b.train.labels[i];
+  for (std::size_t i = 0; i < a.train.rows(); ++i)
+    flipped += a.train.labels[i] != b.train.labels[i];
   const double rate = static_cast<double>(flipped) / a.train.rows();
   // Binomial(4000, 0.2): sd ~ 0.0063; 5 sd either side.
   CHECK(rate > 0.2 - 0.032);
@@ -88,7 +89,8 @@ TEST_CASE("label noise flips the expected fraction of labels") {
   for (std::size_t i = 0; i < a.train.rows(); ++i) {
     const auto row = a.train.row(i);
     double m = 0;
-    for (std::size_t k = 0; k < row.indices.size(); ++k) m += a.hidden_weights[row.indices[k]] * row.values[k];
+    for (std::size_t k = 0; k < row.indices.size(); ++k)
+      m += a.hidden_weights[row.indices[k]] * row.values[k];
     REQUIRE(a.train.labels[i] == (m >= 0 ? 1.0f : -1.0f));
   }
 }

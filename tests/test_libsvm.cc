@@ -100,7 +100,8 @@ TEST_CASE("malformed input names the file, the line, what was expected and what 
   };
   const Case cases[] = {
       {"1 1:1\n1 2:abc\n", "bad.svm:2: expected a numeric value for feature 2, found 'abc'"},
-      {"1 1:1\n\n1 0:1\n", "bad.svm:3: expected a feature index >= 1 (indices are 1-based), found 0"},
+      {"1 1:1\n\n1 0:1\n",
+       "bad.svm:3: expected a feature index >= 1 (indices are 1-based), found 0"},
       {"1 3:1 2:1\n", "bad.svm:1: expected feature indices in increasing order, found 2 after 3"},
       {"1 3:1 3:2\n", "bad.svm:1: expected each feature index once per line, found 3 twice"},
       {"1 1:1\n2:1 3:1\n", "bad.svm:2: expected a label before the features, found '2:1'"},
@@ -117,8 +118,9 @@ TEST_CASE("malformed input names the file, the line, what was expected and what 
       {"1 qid:x 1:1\n", "bad.svm:1: expected an integer query id in qid:N, found 'qid:x'"},
       {"1 1:\n", "bad.svm:1: expected a numeric value for feature 1, found ''"},
       {"", "bad.svm:1: expected at least one example 'label index:value ...', found an empty file"},
-      {"# only\n\n", "bad.svm:3: expected at least one example 'label index:value ...', found only "
-                     "blank or comment lines"},
+      {"# only\n\n",
+       "bad.svm:3: expected at least one example 'label index:value ...', found only "
+       "blank or comment lines"},
       {"1 1:\x01\xff\n", "bad.svm:1: expected a numeric value for feature 1, found '\\x01\\xff'"},
   };
   for (const auto& c : cases) {

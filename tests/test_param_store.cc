@@ -80,7 +80,8 @@ TEST_CASE("every policy applies the same single-threaded update") {
   std::vector<float> expected;
   {
     ParamStore store(100);
-    SerialPolicy::sparse_update(store, idx, [](float old, std::size_t k) { return old + 0.5f * k; });
+    SerialPolicy::sparse_update(store, idx,
+                                [](float old, std::size_t k) { return old + 0.5f * k; });
     expected = store.snapshot();
   }
   auto run = [&](auto policy) {
@@ -96,8 +97,8 @@ TEST_CASE("every policy applies the same single-threaded update") {
 }
 
 TEST_CASE("dispatch_policy selects the named policy") {
-  for (const auto policy : {Policy::kRacy, Policy::kAtomic, Policy::kStriped, Policy::kLocked,
-                            Policy::kSerial}) {
+  for (const auto policy :
+       {Policy::kRacy, Policy::kAtomic, Policy::kStriped, Policy::kLocked, Policy::kSerial}) {
     CHECK(dispatch_policy(policy, [](auto p) { return decltype(p)::kind; }) == policy);
     CHECK(parse_policy(to_string(policy)) == policy);
   }

@@ -139,8 +139,8 @@ TEST_CASE("a diverging run stops with the epoch and a hint, never NaN results") 
   for (const auto policy : {Policy::kSerial, Policy::kRacy}) {
     c.policy = policy;
     c.threads = policy == Policy::kSerial ? 1 : 2;
-    CHECK_THROWS_WITH_AS(train(c, scaled, nullptr),
-                         doctest::Contains("epoch 1: training loss"), DivergenceError);
+    CHECK_THROWS_WITH_AS(train(c, scaled, nullptr), doctest::Contains("epoch 1: training loss"),
+                         DivergenceError);
     CHECK_THROWS_WITH_AS(train(c, scaled, nullptr), doctest::Contains("try a smaller --step"),
                          DivergenceError);
   }

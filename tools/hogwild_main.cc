@@ -48,8 +48,9 @@ struct GenSparseOptions {
 
 void add_gen_sparse(CLI::App& gen, GenSparseOptions& o) {
   auto* cmd = gen.add_subcommand(
-      "sparse", "RCV1-like sparse binary classification: power-law feature frequencies, "
-                "L2-normalised rows, labels from a hidden sparse hyperplane with label noise.");
+      "sparse",
+      "RCV1-like sparse binary classification: power-law feature frequencies, "
+      "L2-normalised rows, labels from a hidden sparse hyperplane with label noise.");
   auto& c = o.config;
   cmd->add_option("--rows", c.rows, "training examples")->capture_default_str();
   cmd->add_option("--features", c.features, "dimension (RCV1: 47236)")->capture_default_str();
@@ -82,8 +83,9 @@ int run_gen_sparse(const GenSparseOptions& o) {
   if (!o.test_out.empty()) hogwild::write_libsvm(problem.test, std::filesystem::path(o.test_out));
   fmt::print(stderr, "wrote {} rows x {} features ({} nonzeros) to {}{}\n", problem.train.rows(),
              o.config.features, problem.train.nnz(), o.out,
-             o.test_out.empty() ? "" : fmt::format(", {} test rows to {}", problem.test.rows(),
-                                                   o.test_out));
+             o.test_out.empty()
+                 ? ""
+                 : fmt::format(", {} test rows to {}", problem.test.rows(), o.test_out));
   return 0;
 }
 
@@ -118,6 +120,7 @@ struct TrainOptions {
   std::string test;
   std::string model = "logistic";
   std::string policy = "racy";
+  std::string delay = "none";
   std::string json;
   std::string csv;
   bool compare_serial = false;
@@ -125,7 +128,8 @@ struct TrainOptions {
 };
 
 void add_train(CLI::App& app, TrainOptions& o) {
-  auto* cmd = app.add_subcommand("train", "Train a sparse linear model with lock-free parallel SGD.");
+  auto* cmd =
+      app.add_subcommand("train", "Train a sparse linear model with lock-free parallel SGD.");
   cmd->footer(std::string("The step is multiplied by --decay after each epoch. ") + kExitCodes);
   auto& c = o.config;
   cmd->add_option("--train", o.train, "training data (LIBSVM/SVMlight text)")->required();
@@ -149,6 +153,24 @@ void add_train(CLI::App& app, TrainOptions& o) {
   cmd->add_option("--divergence-factor", c.divergence_factor,
                   "stop when the training loss exceeds this multiple of its initial value")
       ->capture_default_str();
+  cmd->add_option("--delay", o.delay,
+                  "injected delay distribution: none, const:S, uniform:S (0..S), geometric:P[:CAP] "
+                  "(P(d=k) = P(1-P)^k), trace:FILE (one delay per line, cyclic); a delay d applies "
+                  "an update after d more of its worker's own steps")
+      ->capture_default_str();
+  cmd->add_option("--staleness-sample", c.staleness_sample,
+                  "fraction of updates whose staleness is measured (1 = all, 0 = off)")
+      ->capture_default_str();
+  cmd->add_option("--coherence-sample", c.coherence_sample,
+                  "fraction of steps whose gradient coherence is measured (0 = off)")
+      ->capture_default_str();
+  cmd->add_option("--coherence-lag", c.coherence_lag,
+                  "coherence compares a gradient with the worker's gradient this many steps back")
+      ->capture_default_str();
+  cmd->add_option("--simulate", c.simulate,
+                  "K virtual workers stepped round-robin in one thread, each with its own delay "
+                  "ring: bit-reproducible for a seed (0 = real threads)")
+      ->capture_default_str();
   cmd->add_option("--json", o.json, "write the full report (config, dataset, epochs) as JSON");
   cmd->add_option("--csv", o.csv, "write one row per epoch as CSV (for plotting)");
   cmd->add_flag("--compare-serial", o.compare_serial,
@@ -161,10 +183,9 @@ std::string percent(const std::optional<hogwild::Evaluation>& e, bool classifier
 }
 
 void print_epoch(const hogwild::EpochRecord& r, bool classifier) {
-  fmt::print("{:>5} {:>9.4f} {:>12.6f} {:>12} {:>9}\n", r.epoch, r.seconds,
-             r.train ? r.train->loss : 0.0,
-             r.test ? fmt::format("{:.6f}", r.test->loss) : std::string("-"),
-             percent(r.test, classifier));
+  fmt::print(
+      "{:>5} {:>9.4f} {:>12.6f} {:>12} {:>9}\n", r.epoch, r.seconds, r.train ? r.train->loss : 0.0,
+      r.test ? fmt::format("{:.6f}", r.test->loss) : std::string("-"), percent(r.test, classifier));
   std::fflush(stdout);
 }
 
@@ -187,6 +208,7 @@ int run_train(TrainOptions& o) {
   auto& config = o.config;
   config.loss = hogwild::parse_loss(o.model);
   config.policy = hogwild::parse_policy(o.policy);
+  config.delay = hogwild::DelaySpec::parse(o.delay);
   config.validate();
   const bool classifier = hogwild::is_classifier(config.loss);
 
@@ -196,9 +218,9 @@ int run_train(TrainOptions& o) {
   const auto stats = hogwild::describe(train_data);
   fmt::print("data: {} rows x {} features, {} nonzeros{}\n", stats.rows, stats.features, stats.nnz,
              test_data ? fmt::format("; test: {} rows", test_data->rows()) : "");
-  fmt::print("model: {}, policy: {}, threads: {}, epochs: {}, step: {}, decay: {}, l2: {}\n",
-             o.model, o.policy, config.resolved_threads(), config.epochs, config.step,
-             config.decay, config.l2);
+  fmt::print("model: {}, policy: {}, {}: {}, epochs: {}, step: {}, decay: {}, l2: {}, delay: {}\n",
+             o.model, o.policy, config.simulate > 0 ? "virtual workers" : "threads",
+             config.workers(), config.epochs, config.step, config.decay, config.l2, o.delay);
 
   hogwild::Callbacks callbacks;
   if (!o.quiet) {
@@ -212,10 +234,18 @@ int run_train(TrainOptions& o) {
   fmt::print("{}, {} thread{}: {} samples/s ({} samples in {:.3f} s of training)\n", o.policy,
              report.config.threads, report.config.threads == 1 ? "" : "s",
              human_rate(report.samples_per_second), report.samples, report.train_seconds);
+  if (report.staleness.updates.count() > 0) {
+    const auto& st = report.staleness;
+    fmt::print(
+        "staleness ({} measured): mean {:.2f} updates (p50 {}, p99 {}, max {}), mean {:.2f} us\n",
+        st.updates.count(), st.updates.mean(), st.updates.quantile(0.5), st.updates.quantile(0.99),
+        st.updates.max(), st.nanos.mean() / 1e3);
+  }
   fmt::print("final: train loss {:.6f}{}\n", last.train->loss,
-             last.test ? fmt::format(", test loss {:.6f}{}", last.test->loss,
-                                     classifier ? ", test accuracy " + percent(last.test, true) : "")
-                       : "");
+             last.test
+                 ? fmt::format(", test loss {:.6f}{}", last.test->loss,
+                               classifier ? ", test accuracy " + percent(last.test, true) : "")
+                 : "");
 
   std::string json = hogwild::to_json(report);
   if (o.compare_serial) {
@@ -225,11 +255,10 @@ int run_train(TrainOptions& o) {
     const auto serial = hogwild::train(serial_config, train_data, test_ptr, {});
     const double speedup = report.samples_per_second / serial.samples_per_second;
     const auto& serial_last = serial.epochs.back();
-    fmt::print("serial, 1 thread: {} samples/s on the same data{}\n",
-               human_rate(serial.samples_per_second),
-               serial_last.test && classifier
-                   ? ", test accuracy " + percent(serial_last.test, true)
-                   : "");
+    fmt::print(
+        "serial, 1 thread: {} samples/s on the same data{}\n",
+        human_rate(serial.samples_per_second),
+        serial_last.test && classifier ? ", test accuracy " + percent(serial_last.test, true) : "");
     fmt::print("speed-up over serial: {:.2f}x\n", speedup);
     // Append the baseline to the report without re-serialising it by hand.
     json.pop_back();  // closing brace

@@ -22,8 +22,8 @@ struct SparseGeneratorConfig {
 
 /// Generated training and test sets plus the hidden hyperplane that labelled them.
 struct SparseProblem {
-  Dataset train;                       ///< `rows` examples, labels in {-1, +1}
-  Dataset test;                        ///< `test_rows` examples
+  Dataset train;                      ///< `rows` examples, labels in {-1, +1}
+  Dataset test;                       ///< `test_rows` examples
   std::vector<float> hidden_weights;  ///< the planted hyperplane
 };
 

@@ -57,7 +57,8 @@ struct RacyPolicy {
   template <class Op>
   static void dense_update(ParamStore& store, std::size_t begin, std::size_t n, Op&& op) {
     float* w = store.data() + begin;
-    for (std::size_t k = 0; k < n; ++k) detail::relaxed_store(w[k], op(detail::relaxed_load(w[k]), k));
+    for (std::size_t k = 0; k < n; ++k)
+      detail::relaxed_store(w[k], op(detail::relaxed_load(w[k]), k));
   }
 };
 
@@ -79,7 +80,8 @@ struct AtomicPolicy {
   template <class Op>
   static void dense_update(ParamStore& store, std::size_t begin, std::size_t n, Op&& op) {
     float* w = store.data() + begin;
-    for (std::size_t k = 0; k < n; ++k) detail::atomic_rmw(w[k], [&](float old) { return op(old, k); });
+    for (std::size_t k = 0; k < n; ++k)
+      detail::atomic_rmw(w[k], [&](float old) { return op(old, k); });
   }
 };
 
@@ -115,7 +117,8 @@ struct StripedPolicy {
       const std::size_t block_end =
           std::min(end, (i / ParamStore::kStripeBlock + 1) * ParamStore::kStripeBlock);
       std::lock_guard guard(store.stripe_for(i));
-      for (; i < block_end; ++i) detail::relaxed_store(w[i], op(detail::relaxed_load(w[i]), i - begin));
+      for (; i < block_end; ++i)
+        detail::relaxed_store(w[i], op(detail::relaxed_load(w[i]), i - begin));
     }
   }
 };

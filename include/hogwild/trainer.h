@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "hogwild/dataset.h"
+#include "hogwild/delay.h"
 #include "hogwild/loss.h"
 #include "hogwild/param_store.h"
+#include "hogwild/staleness.h"
 
 namespace hogwild {
 
@@ -26,11 +28,18 @@ struct TrainConfig {
   /// Divergence bound: stop when the training loss exceeds this multiple of the loss at
   /// the initial (zero) parameters. NaN/Inf always stops.
   double divergence_factor = 1e3;
+  DelaySpec delay;                 ///< --delay: injected delay distribution (none by default)
+  double staleness_sample = 0.01;  ///< --staleness-sample: fraction of updates measured, 0 = off
+  double coherence_sample = 0.01;  ///< --coherence-sample: fraction of steps measured, 0 = off
+  int coherence_lag = 1;           ///< --coherence-lag: compare with the gradient s steps back
+  int simulate = 0;                ///< --simulate K: K virtual workers round-robin, one thread
 
   /// Checks ranges; throws InputError("--option: expected ..., found ...").
   void validate() const;
-  /// Number of worker threads this config runs (resolves 0 and the serial policy).
+  /// Number of worker threads this config runs (resolves 0, the serial policy, simulation).
   int resolved_threads() const;
+  /// Number of workers, real or virtual (simulate > 0 gives K virtual workers).
+  int workers() const { return simulate > 0 ? simulate : resolved_threads(); }
 };
 
 /// Evaluation of a model on one dataset.
@@ -42,25 +51,31 @@ struct Evaluation {
 
 /// One epoch's results. Epoch 0 is the initial (zero) model.
 struct EpochRecord {
-  int epoch = 0;                           ///< 0 = before training
-  double seconds = 0;                      ///< training time of this epoch (no evaluation)
-  double elapsed = 0;                      ///< cumulative training time
-  double step = 0;                         ///< step size used in this epoch
-  std::optional<Evaluation> train;         ///< on the training data, if evaluated
-  std::optional<Evaluation> test;          ///< on the test data, if given
+  int epoch = 0;                    ///< 0 = before training
+  double seconds = 0;               ///< training time of this epoch (no evaluation)
+  double elapsed = 0;               ///< cumulative training time
+  double step = 0;                  ///< step size used in this epoch
+  std::optional<Evaluation> train;  ///< on the training data, if evaluated
+  std::optional<Evaluation> test;   ///< on the test data, if given
 };
 
 /// The outcome of a run.
 struct Report {
-  TrainConfig config;                ///< the configuration, threads resolved
-  DatasetStats dataset;              ///< training data statistics
+  TrainConfig config;                        ///< the configuration, threads resolved
+  DatasetStats dataset;                      ///< training data statistics
   std::optional<DatasetStats> test_dataset;  ///< test data statistics
-  std::vector<EpochRecord> epochs;   ///< epoch 0 (initial) then one per epoch
-  std::size_t samples = 0;           ///< examples processed in training
-  double train_seconds = 0;          ///< total training time, evaluation excluded
-  double samples_per_second = 0;     ///< samples / train_seconds
-  std::vector<float> label_values;   ///< classifiers: {negative, positive} label values
-  std::vector<float> weights;        ///< the trained parameters
+  std::vector<EpochRecord> epochs;           ///< epoch 0 (initial) then one per epoch
+  std::size_t samples = 0;                   ///< examples processed in training
+  double train_seconds = 0;                  ///< total training time, evaluation excluded
+  double samples_per_second = 0;             ///< samples / train_seconds
+  std::vector<float> label_values;           ///< classifiers: {negative, positive} label values
+  std::vector<float> weights;                ///< the trained parameters
+  std::uint64_t updates_computed = 0;        ///< updates workers computed
+  std::uint64_t updates_applied = 0;         ///< updates written (equal after the final flush)
+  StalenessStats staleness;                  ///< measured staleness, all workers
+  std::vector<StalenessStats> staleness_per_worker;  ///< the same per worker
+  std::vector<std::uint64_t> injected_delays;        ///< count of each injected delay value
+  std::vector<CoherencePoint> coherence;             ///< gradient coherence over training
 };
 
 /// Hooks the trainer calls; all optional. Called on the caller's thread.

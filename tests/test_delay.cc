@@ -1,0 +1,306 @@
+// The delay layer, measured staleness, gradient coherence and simulation mode.
+#include <doctest/doctest.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "hogwild/delay.h"
+#include "hogwild/error.h"
+#include "hogwild/generator.h"
+#include "hogwild/report.h"
+#include "hogwild/staleness.h"
+#include "hogwild/trainer.h"
+
+using namespace hogwild;
+
+namespace {
+
+// Upper critical value of chi-square with `df` degrees of freedom at z standard deviations
+// (Wilson-Hilferty); z = 3.09 is the 0.1% level.
+double chi2_critical(int df, double z = 3.09) {
+  const double k = df;
+  return k * std::pow(1 - 2 / (9 * k) + z * std::sqrt(2 / (9 * k)), 3);
+}
+
+// Pearson's statistic of observed counts against `spec`, pooling the tail so that every
+// expected count is at least 5; returns (statistic, degrees of freedom).
+std::pair<double, int> chi_square(const std::vector<std::uint64_t>& observed,
+                                  const DelaySpec& spec) {
+  double total = 0;
+  for (const auto c : observed) total += static_cast<double>(c);
+  double stat = 0, pooled_obs = 0, pooled_exp = 0;
+  int bins = 0;
+  for (std::uint32_t k = 0; k <= spec.max_delay(); ++k) {
+    pooled_obs += k < observed.size() ? static_cast<double>(observed[k]) : 0.0;
+    pooled_exp += total * spec.probability(k);
+    if (pooled_exp >= 5 || k == spec.max_delay()) {
+      if (pooled_exp > 0) {
+        stat += (pooled_obs - pooled_exp) * (pooled_obs - pooled_exp) / pooled_exp;
+        ++bins;
+      }
+      pooled_obs = pooled_exp = 0;
+    }
+  }
+  return {stat, bins - 1};
+}
+
+SparseProblem problem(std::size_t rows, std::size_t features = 400) {
+  SparseGeneratorConfig c;
+  c.rows = rows;
+  c.features = features;
+  c.nnz_per_row = 12;
+  c.seed = 5;
+  return generate_sparse(c);
+}
+
+// Removes the keys that hold wall-clock measurements.
+void strip_timings(nlohmann::json& j) {
+  if (j.is_object()) {
+    for (const char* key :
+         {"seconds", "elapsed", "train_seconds", "samples_per_second", "micros"}) {
+      j.erase(key);
+    }
+    for (auto& [key, value] : j.items()) strip_timings(value);
+  } else if (j.is_array()) {
+    for (auto& value : j) strip_timings(value);
+  }
+}
+
+std::string fmt_const(std::uint32_t s) { return "const:" + std::to_string(s); }
+
+}  // namespace
+
+TEST_CASE("delay specs parse, and bad ones name what was expected") {
+  CHECK(DelaySpec::parse("none").max_delay() == 0);
+  CHECK(DelaySpec::parse("const:5").max_delay() == 5);
+  CHECK(DelaySpec::parse("uniform:8").mean() == doctest::Approx(4.0));
+  const auto g = DelaySpec::parse("geometric:0.25:30");
+  CHECK(g.max_delay() == 30);
+  CHECK(g.probability(0) > g.probability(1));
+  // Untruncated mean (1-p)/p = 3; truncation at 30 changes it by far less than 1%.
+  CHECK(g.mean() == doctest::Approx(3.0).epsilon(0.01));
+  CHECK(DelaySpec::parse("geometric:0.5").max_delay() >= 19);  // default cap: tail < 1e-6
+  const char* bad[][2] = {
+      {"sometimes",
+       "--delay: expected none, const:S, uniform:S, geometric:P[:CAP] or trace:FILE, "
+       "found 'sometimes'"},
+      {"const:-1", "--delay: expected const:S with S an integer in [0, 65536], found 'const:-1'"},
+      {"uniform:x",
+       "--delay: expected uniform:S with S an integer in [0, 65536], found 'uniform:x'"},
+      {"geometric:0",
+       "--delay: expected geometric:P[:CAP] with P a probability in (0, 1], found "
+       "'geometric:0'"},
+      {"geometric:0.5:x",
+       "--delay: expected geometric:P:CAP with CAP an integer in [0, 65536], "
+       "found 'geometric:0.5:x'"},
+      {"none:3",
+       "--delay: expected none, const:S, uniform:S, geometric:P[:CAP] or trace:FILE, "
+       "found 'none:3'"},
+  };
+  for (const auto& [spec, message] : bad) {
+    CAPTURE(spec);
+    CHECK_THROWS_WITH_AS(DelaySpec::parse(spec), message, InputError);
+  }
+}
+
+TEST_CASE("trace delays replay cyclically; bad traces name the line") {
+  const auto path = std::filesystem::temp_directory_path() / "hogwild_test_trace.txt";
+  std::ofstream(path) << "3\n# comment\n0\n\n7\n";
+  const auto spec = DelaySpec::parse("trace:" + path.string());
+  CHECK(spec.trace == std::vector<std::uint32_t>{3, 0, 7});
+  CHECK(spec.max_delay() == 7);
+  DelaySampler sampler(spec, 1);
+  for (const std::uint32_t expected : {3u, 0u, 7u, 3u, 0u, 7u}) CHECK(sampler.next() == expected);
+  std::ofstream(path) << "3\n-1\n";
+  CHECK_THROWS_WITH_AS(DelaySpec::parse("trace:" + path.string()),
+                       (path.string() + ":2: expected a delay in [0, 65536], found '-1'").c_str(),
+                       InputError);
+  std::filesystem::remove(path);
+  CHECK_THROWS_AS(DelaySpec::parse("trace:" + path.string()), SystemError);
+}
+
+TEST_CASE("sampled delays pass a chi-square goodness-of-fit test") {
+  for (const char* text : {"uniform:7", "geometric:0.3:20", "geometric:0.05"}) {
+    CAPTURE(text);
+    const auto spec = DelaySpec::parse(text);
+    DelaySampler sampler(spec, 12345);
+    std::vector<std::uint64_t> counts(spec.max_delay() + 1, 0);
+    for (int i = 0; i < 50000; ++i) ++counts[sampler.next()];
+    const auto [stat, df] = chi_square(counts, spec);
+    CHECK(df > 3);
+    CHECK(stat < chi2_critical(df));
+  }
+}
+
+TEST_CASE("the delays a run injects pass the chi-square test too") {
+  const auto p = problem(6000);
+  for (const char* text : {"uniform:6", "geometric:0.4:12"}) {
+    CAPTURE(text);
+    TrainConfig c;
+    c.simulate = 4;
+    c.epochs = 2;
+    c.delay = DelaySpec::parse(text);
+    const auto r = train(c, p.train, nullptr);
+    const auto [stat, df] = chi_square(r.injected_delays, c.delay);
+    CHECK(stat < chi2_critical(df));
+  }
+}
+
+TEST_CASE("simulation with const:s measures exactly the staleness the protocol implies") {
+  // K virtual workers, R rounds, one update per step, every update measured. Worker k reads at
+  // round t and writes at round t + s (after its own read there), or in the final flush, which
+  // runs worker by worker. Counting the other workers' writes in between:
+  //   t + s < R, t >= s:  s (K - 1)
+  //   t + s < R, t <  s:  t (K - 1) + k           (others write only from round s on)
+  //   t + s >= R:         (K - 1 - k) + (R - 1 - t)(K - 1) + k s   (flushed; needs R >= 2s)
+  for (const int k_workers : {2, 4, 5}) {
+    for (const std::uint32_t s : {0u, 1u, 3u}) {
+      CAPTURE(k_workers);
+      CAPTURE(s);
+      constexpr std::size_t kRounds = 10;
+      const auto p = problem(kRounds * static_cast<std::size_t>(k_workers));
+      TrainConfig c;
+      c.simulate = k_workers;
+      c.epochs = 1;
+      c.delay = DelaySpec::parse(fmt_const(s));
+      c.staleness_sample = 1.0;
+      const auto r = train(c, p.train, nullptr);
+      REQUIRE(r.staleness_per_worker.size() == static_cast<std::size_t>(k_workers));
+      const std::uint64_t K = k_workers, R = kRounds;
+      for (std::uint64_t k = 0; k < K; ++k) {
+        std::map<std::uint64_t, std::uint64_t> expected;
+        for (std::uint64_t t = 0; t < R; ++t) {
+          std::uint64_t staleness;
+          if (t + s < R) {
+            staleness = t >= s ? s * (K - 1) : t * (K - 1) + k;
+          } else {
+            staleness = (K - 1 - k) + (R - 1 - t) * (K - 1) + k * s;
+          }
+          ++expected[staleness];
+        }
+        std::map<std::uint64_t, std::uint64_t> measured;
+        for (const auto& [value, count] : r.staleness_per_worker[k].updates.buckets()) {
+          measured[value] = count;
+        }
+        CAPTURE(k);
+        CHECK(measured == expected);
+      }
+    }
+  }
+}
+
+TEST_CASE("flush loses no update: every computed update is applied") {
+  const auto p = problem(5000);
+  for (const char* delay : {"none", "const:7", "uniform:20", "geometric:0.1"}) {
+    for (const int threads : {1, 2, 4}) {
+      CAPTURE(delay);
+      CAPTURE(threads);
+      TrainConfig c;
+      c.threads = threads;
+      c.epochs = 3;
+      c.delay = DelaySpec::parse(delay);
+      const auto r = train(c, p.train, nullptr);
+      CHECK(r.updates_computed == 3 * p.train.rows());  // logistic: every step has an update
+      CHECK(r.updates_applied == r.updates_computed);
+      std::uint64_t injected = 0;
+      for (const auto n : r.injected_delays) injected += n;
+      CHECK(injected == (c.delay.kind == DelaySpec::Kind::kNone ? 0 : r.updates_computed));
+    }
+  }
+}
+
+TEST_CASE("simulation mode is bit-reproducible") {
+  const auto p = problem(4000);
+  TrainConfig c;
+  c.simulate = 8;
+  c.epochs = 3;
+  c.delay = DelaySpec::parse("geometric:0.2");
+  c.staleness_sample = 0.5;
+  c.coherence_sample = 0.5;
+  c.l2 = 1e-4;
+  const auto a = train(c, p.train, &p.train);
+  const auto b = train(c, p.train, &p.train);
+  CHECK(a.weights == b.weights);
+  auto ja = nlohmann::json::parse(to_json(a));
+  auto jb = nlohmann::json::parse(to_json(b));
+  CHECK(ja["staleness"]["samples"].get<std::uint64_t>() > 0);
+  strip_timings(ja);
+  strip_timings(jb);
+  CHECK(ja.dump() == jb.dump());
+  c.seed = 2;
+  CHECK(train(c, p.train, nullptr).weights != a.weights);
+}
+
+TEST_CASE("delayed least squares still converges to the optimum with a small step") {
+  auto p = problem(3000, 40);
+  const double l2 = 1e-3;
+  Eigen::MatrixXd x = Eigen::MatrixXd::Zero(3000, static_cast<Eigen::Index>(p.train.num_features));
+  Eigen::VectorXd y(3000);
+  for (std::size_t i = 0; i < p.train.rows(); ++i) {
+    const auto row = p.train.row(i);
+    for (std::size_t k = 0; k < row.indices.size(); ++k)
+      x(static_cast<Eigen::Index>(i), row.indices[k]) = row.values[k];
+    y(static_cast<Eigen::Index>(i)) = p.train.labels[i];
+  }
+  const double n = 3000;
+  const Eigen::MatrixXd a =
+      x.transpose() * x / n + l2 * Eigen::MatrixXd::Identity(x.cols(), x.cols());
+  const Eigen::VectorXd w_star = a.ldlt().solve(x.transpose() * y / n);
+  auto objective = [&](const std::vector<float>& wf) {
+    Eigen::VectorXd w(x.cols());
+    for (Eigen::Index j = 0; j < w.size(); ++j) w(j) = wf[static_cast<std::size_t>(j)];
+    return 0.5 * (x * w - y).squaredNorm() / n + 0.5 * l2 * w.squaredNorm();
+  };
+  const double f_star = 0.5 * (x * w_star - y).squaredNorm() / n + 0.5 * l2 * w_star.squaredNorm();
+  TrainConfig c;
+  c.loss = LossKind::kSquared;
+  c.l2 = l2;
+  c.simulate = 8;
+  c.delay = DelaySpec::parse("const:8");
+  c.epochs = 200;
+  c.step = 0.05;
+  c.decay = 0.985;
+  const auto r = train(c, p.train, nullptr);
+  const double gap = (objective(r.weights) - f_star) / f_star;
+  MESSAGE("delayed least squares: relative objective gap " << gap << ", mean staleness "
+                                                           << r.staleness.updates.mean());
+  CHECK(r.staleness.updates.mean() > 50);  // 8 x 7 in steady state
+  CHECK(gap < 2e-3);
+}
+
+TEST_CASE("coherence: consecutive gradients of one worker are measured and bounded") {
+  const auto p = problem(4000);
+  TrainConfig c;
+  c.threads = 2;
+  c.epochs = 2;
+  c.coherence_sample = 1.0;
+  const auto r = train(c, p.train, nullptr);
+  REQUIRE(r.coherence.size() == 20);  // 10 windows per epoch
+  for (const auto& point : r.coherence) {
+    CHECK(point.cosine >= -1.0);
+    CHECK(point.cosine <= 1.0);
+    CHECK(point.samples > 0);
+  }
+  CHECK(r.coherence.back().update == 2 * p.train.rows());
+  c.coherence_sample = 0;
+  CHECK(train(c, p.train, nullptr).coherence.empty());
+}
+
+TEST_CASE("histogram quantiles are exact below 64 and within 3% above") {
+  Histogram h;
+  for (std::uint64_t v = 0; v < 100; ++v) h.record(v);
+  CHECK(h.quantile(0.5) == 49);
+  CHECK(h.max() == 99);
+  CHECK(h.mean() == doctest::Approx(49.5));
+  Histogram big;
+  for (std::uint64_t v = 1000; v < 2000; ++v) big.record(v * 1000);
+  const double p90 = static_cast<double>(big.quantile(0.9));
+  CHECK(p90 == doctest::Approx(1900000.0).epsilon(0.03));
+  for (std::size_t b = 0; b < 1400; ++b) {  // up to 2^47
+    CHECK(Histogram::bucket_of(Histogram::lower_bound_of(b)) == b);
+  }
+}
