@@ -288,65 +288,64 @@ int max_threads() {
   return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
 }
 
-template <class P>
-void register_policy(const char* name, bool concurrent) {
-  const int hw = max_threads();
-  for (const std::size_t dim : {std::size_t{47236}, std::size_t{10'000'000}}) {
-    for (const Dist dist : {Dist::kUniform, Dist::kZipf}) {
-      for (const std::size_t nnz : {std::size_t{10}, std::size_t{75}, std::size_t{1000}}) {
-        const std::string label =
-            "/d:" + std::to_string(dim) + "/k:" + std::to_string(nnz) + "/" + dist_name(dist);
-        auto* b = benchmark::RegisterBenchmark(("sparse/" + std::string(name) + label).c_str(),
-                                               BM_Sparse<P>, dim, nnz, dist);
-        b->UseRealTime()->MinTime(0.1);
-        if (concurrent) {
-          b->ThreadRange(1, hw);
-        } else {
-          b->Threads(1);
-        }
-      }
-    }
-  }
-  for (std::int64_t n = 1024; n <= (std::int64_t{64} << 20); n *= 4) {
-    auto* b = benchmark::RegisterBenchmark(("dense/" + std::string(name)).c_str(), BM_Dense<P>);
-    b->Arg(n)->ArgName("n")->UseRealTime()->MinTime(n >= (std::int64_t{16} << 20) ? 0.3 : 0.1);
-    if (concurrent) {
-      b->ThreadRange(1, hw);
-    } else {
-      b->Threads(1);
-    }
+// Sets the thread counts: 1 to the number of cores for the concurrent cases, 1 for serial.
+void threads(benchmark::internal::Benchmark* b, bool concurrent) {
+  if (concurrent) {
+    b->ThreadRange(1, max_threads());
+  } else {
+    b->Threads(1);
   }
 }
 
+// Registration keeps each workload's variants next to each other (serial, the four policies,
+// the no-sharing bound; triad and dense at one size), so that a burst of outside load hits
+// the numbers that are compared with each other alike.
+template <class P>
+void register_sparse(const char* policy, bool concurrent, const std::string& label, std::size_t dim,
+                     std::size_t nnz, Dist dist) {
+  auto* b = benchmark::RegisterBenchmark(("sparse/" + std::string(policy) + label).c_str(),
+                                         BM_Sparse<P>, dim, nnz, dist);
+  b->UseRealTime()->MinTime(0.1);
+  threads(b, concurrent);
+}
+
+template <class P>
+void register_dense(const char* policy, bool concurrent, std::int64_t n, double min_time) {
+  auto* b = benchmark::RegisterBenchmark(("dense/" + std::string(policy)).c_str(), BM_Dense<P>);
+  b->Arg(n)->ArgName("n")->UseRealTime()->MinTime(min_time);
+  threads(b, concurrent);
+}
+
 void register_all() {
-  const int hw = max_threads();
-  register_policy<hogwild::SerialPolicy>("serial", false);
-  register_policy<hogwild::RacyPolicy>("racy", true);
-  register_policy<hogwild::AtomicPolicy>("atomic", true);
-  register_policy<hogwild::StripedPolicy>("striped", true);
-  register_policy<hogwild::LockedPolicy>("locked", true);
-
-  for (std::int64_t n = 1024; n <= (std::int64_t{64} << 20); n *= 4) {
-    benchmark::RegisterBenchmark("triad", BM_Triad)
-        ->Arg(n)
-        ->ArgName("n")
-        ->UseRealTime()
-        ->MinTime(n >= (std::int64_t{16} << 20) ? 0.3 : 0.1)
-        ->ThreadRange(1, hw);
-  }
-
   for (const std::size_t dim : {std::size_t{47236}, std::size_t{10'000'000}}) {
     for (const Dist dist : {Dist::kUniform, Dist::kZipf}) {
       for (const std::size_t nnz : {std::size_t{10}, std::size_t{75}, std::size_t{1000}}) {
         const std::string label =
             "/d:" + std::to_string(dim) + "/k:" + std::to_string(nnz) + "/" + dist_name(dist);
-        benchmark::RegisterBenchmark(("private/racy" + label).c_str(),
-                                     BM_Private<hogwild::RacyPolicy>, dim, nnz, dist)
-            ->UseRealTime()
-            ->MinTime(0.1)
-            ->ThreadRange(1, hw);
+        register_sparse<hogwild::SerialPolicy>("serial", false, label, dim, nnz, dist);
+        register_sparse<hogwild::RacyPolicy>("racy", true, label, dim, nnz, dist);
+        register_sparse<hogwild::AtomicPolicy>("atomic", true, label, dim, nnz, dist);
+        register_sparse<hogwild::StripedPolicy>("striped", true, label, dim, nnz, dist);
+        register_sparse<hogwild::LockedPolicy>("locked", true, label, dim, nnz, dist);
+        auto* b = benchmark::RegisterBenchmark(("private/racy" + label).c_str(),
+                                               BM_Private<hogwild::RacyPolicy>, dim, nnz, dist);
+        b->UseRealTime()->MinTime(0.1);
+        threads(b, true);
       }
     }
+  }
+
+  for (std::int64_t n = 1024; n <= (std::int64_t{64} << 20); n *= 4) {
+    // Sizes beyond the last-level cache take tens of milliseconds per pass: fewer passes.
+    const double min_time = n >= (std::int64_t{16} << 20) ? 0.3 : 0.1;
+    auto* b = benchmark::RegisterBenchmark("triad", BM_Triad);
+    b->Arg(n)->ArgName("n")->UseRealTime()->MinTime(min_time);
+    threads(b, true);
+    register_dense<hogwild::SerialPolicy>("serial", false, n, min_time);
+    register_dense<hogwild::RacyPolicy>("racy", true, n, min_time);
+    register_dense<hogwild::AtomicPolicy>("atomic", true, n, min_time);
+    register_dense<hogwild::StripedPolicy>("striped", true, n, min_time);
+    register_dense<hogwild::LockedPolicy>("locked", true, n, min_time);
   }
 
   struct Workload {
@@ -363,7 +362,7 @@ void register_all() {
         w.nnz, w.dist)
         ->UseRealTime()
         ->MinTime(0.1)
-        ->ThreadRange(1, hw);
+        ->ThreadRange(1, max_threads());
   };
   for (const Workload& w : workloads) {
     // With no update and no bookkeeping the loop is empty: nothing to compare against.
