@@ -5,6 +5,8 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config
   libtbb-dev libeigen3-dev libfmt-dev libbenchmark-dev doctest-dev libcli11-dev nlohmann-json3-dev
+  zlib1g-dev            # IDX files are read straight from their .gz
+  dataset-fashion-mnist # /usr/share/datasets/fashion-mnist: the softmax and MLP examples
 )
 packages+=("$@")
 

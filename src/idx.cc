@@ -1,0 +1,178 @@
+#include "hogwild/idx.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <array>
+#include <cstring>
+#include <string_view>
+
+#include "hogwild/error.h"
+#include "io.h"
+
+namespace hogwild {
+namespace {
+
+constexpr std::size_t kIdxHeaderFixed = 4;  // 0x00 0x00 type ndims
+
+// Inflates a gzip file held in memory. Truncated or corrupt data is an InputError naming the
+// file; the gzip trailer's size (mod 2^32) only sizes the first allocation.
+std::string gunzip(const std::string& compressed, const std::string& name) {
+  std::string out;
+  if (compressed.size() >= 18) {
+    const auto* tail =
+        reinterpret_cast<const unsigned char*>(compressed.data() + compressed.size() - 4);
+    const std::uint32_t isize =
+        tail[0] | (tail[1] << 8) | (tail[2] << 16) | (static_cast<std::uint32_t>(tail[3]) << 24);
+    out.reserve(std::min<std::size_t>(isize, std::size_t{1} << 32));
+  }
+  z_stream s{};
+  if (inflateInit2(&s, 15 + 16) != Z_OK) {
+    throw SystemError(
+        fmt::format("{}: cannot start gzip decompression (zlib: out of memory)", name));
+  }
+  s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  s.avail_in = static_cast<uInt>(compressed.size());  // IDX files are far below 4 GiB
+  std::array<char, 1 << 16> buffer;
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    s.next_out = reinterpret_cast<Bytef*>(buffer.data());
+    s.avail_out = static_cast<uInt>(buffer.size());
+    rc = inflate(&s, Z_NO_FLUSH);
+    out.append(buffer.data(), buffer.size() - s.avail_out);
+    if (rc == Z_STREAM_END) break;
+    if (rc == Z_BUF_ERROR || (rc == Z_OK && s.avail_in == 0 && s.avail_out != 0)) {
+      inflateEnd(&s);
+      throw InputError(fmt::format(
+          "{}: expected a complete gzip stream, found it truncated after {} compressed bytes", name,
+          compressed.size()));
+    }
+    if (rc != Z_OK) {
+      const std::string what = s.msg ? s.msg : "error " + std::to_string(rc);
+      inflateEnd(&s);
+      throw InputError(
+          fmt::format("{}: expected valid gzip data, found corrupt data ({} at byte {})", name,
+                      what, s.total_in));
+    }
+  }
+  inflateEnd(&s);
+  return out;
+}
+
+std::string describe_magic(std::string_view bytes) {
+  std::string shown;
+  for (std::size_t i = 0; i < std::min<std::size_t>(4, bytes.size()); ++i) {
+    shown += fmt::format("{}{:02x}", i ? " " : "", static_cast<unsigned char>(bytes[i]));
+  }
+  return shown.empty() ? "an empty file" : "bytes " + shown;
+}
+
+}  // namespace
+
+IdxArray read_idx_array(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::string bytes = detail::read_file(path);
+  if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+      static_cast<unsigned char>(bytes[1]) == 0x8b) {
+    bytes = gunzip(bytes, name);
+  }
+  if (bytes.size() < kIdxHeaderFixed || bytes[0] != 0 || bytes[1] != 0 || bytes[3] == 0) {
+    throw InputError(
+        fmt::format("{}: expected an IDX file (magic 00 00 <type> <dimensions>), found {}", name,
+                    describe_magic(bytes)));
+  }
+  if (static_cast<unsigned char>(bytes[2]) != 0x08) {
+    throw InputError(
+        fmt::format("{}: expected IDX data of unsigned bytes (type 0x08), found type 0x{:02x}",
+                    name, static_cast<unsigned char>(bytes[2])));
+  }
+  const std::size_t dims = static_cast<unsigned char>(bytes[3]);
+  const std::size_t header = kIdxHeaderFixed + 4 * dims;
+  if (bytes.size() < header) {
+    throw InputError(
+        fmt::format("{}: expected a {}-byte IDX header ({} dimension sizes), found {} bytes", name,
+                    header, dims, bytes.size()));
+  }
+  IdxArray array;
+  std::size_t total = 1;
+  for (std::size_t d = 0; d < dims; ++d) {
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + kIdxHeaderFixed + 4 * d);
+    const std::size_t size = (std::size_t{p[0]} << 24) | (std::size_t{p[1]} << 16) |
+                             (std::size_t{p[2]} << 8) | std::size_t{p[3]};
+    array.shape.push_back(size);
+    total *= size;
+  }
+  const std::size_t found = bytes.size() - header;
+  if (found != total) {
+    std::string shape;
+    for (const auto s : array.shape) shape += (shape.empty() ? "" : " x ") + std::to_string(s);
+    throw InputError(fmt::format("{}: expected {} = {} bytes of data after the header, found {}{}",
+                                 name, shape, total, found,
+                                 found < total ? " (the file is truncated)" : ""));
+  }
+  array.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(header), bytes.end());
+  return array;
+}
+
+std::optional<std::filesystem::path> find_idx_labels(const std::filesystem::path& images) {
+  const std::string file = images.filename().string();
+  static constexpr std::pair<std::string_view, std::string_view> kNames[] = {
+      {"images-idx3-ubyte", "labels-idx1-ubyte"}, {"images.idx3-ubyte", "labels.idx1-ubyte"}};
+  for (const auto& [from, to] : kNames) {
+    const auto at = file.find(from);
+    if (at == std::string::npos) continue;
+    const std::string base = file.substr(0, at) + std::string(to);
+    // The images' own suffix first (.gz beside .gz), then the compressed and plain forms.
+    const std::string tail = file.substr(at + from.size());
+    for (const std::string& candidate : {base + tail, base + ".gz", base}) {
+      const auto path = images.parent_path() / candidate;
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(path, ec)) return path;
+    }
+  }
+  return std::nullopt;
+}
+
+DenseDataset read_idx(const std::filesystem::path& images, const std::filesystem::path& labels) {
+  std::filesystem::path labels_path = labels;
+  if (labels_path.empty()) {
+    const auto found = find_idx_labels(images);
+    if (!found) {
+      throw InputError(fmt::format(
+          "{}: expected a labels file beside the images by the standard name (e.g. "
+          "train-labels-idx1-ubyte.gz for train-images-idx3-ubyte.gz), found none; name it "
+          "explicitly",
+          images.string()));
+    }
+    labels_path = *found;
+  }
+  const IdxArray x = read_idx_array(images);
+  const IdxArray y = read_idx_array(labels_path);
+  if (x.shape.size() < 2) {
+    throw InputError(
+        fmt::format("{}: expected images with at least 2 dimensions (count x features), found {}",
+                    images.string(), x.shape.size()));
+  }
+  if (y.shape.size() != 1) {
+    throw InputError(fmt::format("{}: expected labels with 1 dimension, found {}",
+                                 labels_path.string(), y.shape.size()));
+  }
+  if (y.shape[0] != x.shape[0]) {
+    throw InputError(fmt::format("{}: expected {} labels (one per image in {}), found {}",
+                                 labels_path.string(), x.shape[0], images.string(), y.shape[0]));
+  }
+  if (x.shape[0] == 0) {
+    throw InputError(fmt::format("{}: expected at least one image, found none", images.string()));
+  }
+  DenseDataset data;
+  data.source = images.string();
+  data.shape.assign(x.shape.begin() + 1, x.shape.end());
+  data.cols = x.data.size() / x.shape[0];
+  data.features.resize(x.data.size());
+  constexpr float kScale = 1.0f / 255.0f;
+  for (std::size_t i = 0; i < x.data.size(); ++i) data.features[i] = x.data[i] * kScale;
+  data.labels.assign(y.data.begin(), y.data.end());
+  return data;
+}
+
+}  // namespace hogwild
