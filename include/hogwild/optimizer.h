@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace hogwild {
+
+/// How a gradient becomes an update. Per-coordinate state (momentum buffer, Adagrad sums,
+/// RMSProp averages, Adam moments) lives in shared buffers the size of the model, read and
+/// written under the run's update policy like the parameters themselves.
+///
+/// Sparse gradients touch only their nonzeros' state. For Adam that is "lazy Adam": the
+/// moments of coordinates absent from a gradient are not decayed in that step (their decay
+/// catches up only when they next appear), and the bias correction uses the global step count.
+/// This keeps a sparse update's cost proportional to its nonzeros, as in Hogwild!.
+enum class OptimizerKind {
+  kSgd,       ///< w -= eta g
+  kMomentum,  ///< heavy ball: v = mu v + g; w -= eta v
+  kNesterov,  ///< v = mu v + g; w -= eta (g + mu v)
+  kAdagrad,   ///< s += g^2; w -= eta g / (sqrt(s) + eps)
+  kRmsprop,   ///< s = rho s + (1 - rho) g^2; w -= eta g / (sqrt(s) + eps)
+  kAdam,      ///< m, v moments with bias correction (lazy on sparse gradients)
+};
+
+/// Step-size schedule over training progress.
+enum class Schedule {
+  kConstant,     ///< eta0
+  kEpoch,        ///< eta0 * decay^epoch (epoch counted from 0)
+  kInverse,      ///< eta0 / (1 + t / scale), t = epochs of progress (fractional)
+  kInverseSqrt,  ///< eta0 / sqrt(1 + t / scale)
+};
+
+/// Parses sgd, momentum, nesterov, adagrad, rmsprop, adam; throws InputError otherwise.
+OptimizerKind parse_optimizer(std::string_view name);
+/// The command-line name of an optimiser.
+std::string_view to_string(OptimizerKind kind);
+/// Parses constant, epoch, inverse, inverse-sqrt; throws InputError otherwise.
+Schedule parse_schedule(std::string_view name);
+/// The command-line name of a schedule.
+std::string_view to_string(Schedule schedule);
+/// Number of model-sized state buffers the optimiser keeps (0, 1 or 2).
+std::size_t state_buffers(OptimizerKind kind);
+
+/// An optimiser and its hyper-parameters. Defaults are the CLI's.
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::kSgd;  ///< --optimizer
+  double step = 0;  ///< --step: initial step size eta0; 0 = the model's default
+  Schedule schedule = Schedule::kEpoch;  ///< --step-schedule
+  double decay = 0.9;         ///< --decay: per-epoch factor of the `epoch` schedule, (0, 1]
+  double schedule_scale = 1;  ///< --step-schedule-scale: epochs per unit of t in 1/t, 1/sqrt(t)
+  double momentum = 0.9;      ///< --momentum: mu of momentum and Nesterov, [0, 1)
+  double rho = 0.9;           ///< --rho: RMSProp's average decay, [0, 1)
+  double beta1 = 0.9;         ///< --beta1: Adam's first-moment decay, [0, 1)
+  double beta2 = 0.999;       ///< --beta2: Adam's second-moment decay, [0, 1)
+  double epsilon = 1e-8;      ///< --epsilon: added to the denominators of Adagrad/RMSProp/Adam
+  double clip_norm = 0;       ///< --clip-norm: rescale each update's gradient to at most this
+                              ///< L2 norm; 0 = off
+
+  /// Checks ranges; throws InputError("--option: expected ..., found ...").
+  void validate() const;
+  /// The step size at `progress` epochs of training (fractional), in epoch `epoch` (0-based),
+  /// with `step0` the resolved initial step.
+  double step_at(double step0, int epoch, double progress) const;
+};
+
+}  // namespace hogwild

@@ -1,0 +1,127 @@
+#pragma once
+
+// Applies one optimiser step to the shared parameters under an update policy.
+//
+// Glossary: w = parameters, g = gradient entries of this update, idx = their coordinates
+// (empty for a dense update of coordinates [0, g.size())), eta = step size, c = clipping
+// factor, a/b = this worker's scratch copies of the state values just written (so the
+// parameter write uses exactly the state it computed), s1/s2 = the shared state buffers
+// (momentum or squared-gradient sums; Adam's first and second moments), t = step count for
+// Adam's bias correction.
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "hogwild/optimizer.h"
+#include "hogwild/param_store.h"
+#include "hogwild/policy.h"
+
+namespace hogwild::detail {
+
+/// The optimiser's shared state: zero, one or two buffers the size of the model.
+struct OptimizerState {
+  std::unique_ptr<ParamStore> s1;  ///< momentum, Adagrad sum, RMSProp average, Adam m
+  std::unique_ptr<ParamStore> s2;  ///< Adam v
+
+  OptimizerState(OptimizerKind kind, std::size_t size) {
+    if (state_buffers(kind) >= 1) s1 = std::make_unique<ParamStore>(size);
+    if (state_buffers(kind) >= 2) s2 = std::make_unique<ParamStore>(size);
+  }
+};
+
+/// One worker's scratch space, sized once to the largest update (no allocation per step).
+struct OptimizerScratch {
+  std::vector<float> a;
+  std::vector<float> b;
+  explicit OptimizerScratch(std::size_t max_update = 0) : a(max_update), b(max_update) {}
+};
+
+/// The gradient of one update: entries g at coordinates idx, or dense from coordinate 0.
+struct GradientView {
+  std::span<const std::uint32_t> idx;  ///< empty: dense, g[k] belongs to coordinate k
+  std::span<const float> g;
+};
+
+/// Applies one step of `config` with step size `eta`; `t` >= 1 counts steps for Adam.
+template <class P>
+void apply_step(const OptimizerConfig& config, ParamStore& w, OptimizerState& state,
+                const GradientView& grad, float eta, double t, OptimizerScratch& scratch) {
+  const float* g = grad.g.data();
+  const std::size_t n = grad.g.size();
+  const bool dense = grad.idx.empty();
+  auto update = [&](ParamStore& store, auto&& op) {
+    if (dense) {
+      P::dense_update(store, 0, n, op);
+    } else {
+      P::sparse_update(store, grad.idx, op);
+    }
+  };
+  float c = 1.0f;
+  if (config.clip_norm > 0) {
+    double norm2 = 0;
+    for (std::size_t k = 0; k < n; ++k) norm2 += double{g[k]} * g[k];
+    const double norm = std::sqrt(norm2);
+    if (norm > config.clip_norm) c = static_cast<float>(config.clip_norm / norm);
+  }
+  float* a = scratch.a.data();
+  float* b = scratch.b.data();
+  const auto eps = static_cast<float>(config.epsilon);
+  switch (config.kind) {
+    case OptimizerKind::kSgd: {
+      const float scale = eta * c;
+      update(w, [=](float x, std::size_t k) { return x - scale * g[k]; });
+      break;
+    }
+    case OptimizerKind::kMomentum:
+    case OptimizerKind::kNesterov: {
+      const auto mu = static_cast<float>(config.momentum);
+      update(*state.s1, [=](float v, std::size_t k) { return a[k] = mu * v + c * g[k]; });
+      if (config.kind == OptimizerKind::kMomentum) {
+        update(w, [=](float x, std::size_t k) { return x - eta * a[k]; });
+      } else {
+        update(w, [=](float x, std::size_t k) { return x - eta * (c * g[k] + mu * a[k]); });
+      }
+      break;
+    }
+    case OptimizerKind::kAdagrad:
+    case OptimizerKind::kRmsprop: {
+      if (config.kind == OptimizerKind::kAdagrad) {
+        update(*state.s1, [=](float s, std::size_t k) {
+          const float gk = c * g[k];
+          return a[k] = s + gk * gk;
+        });
+      } else {
+        const auto rho = static_cast<float>(config.rho);
+        update(*state.s1, [=](float s, std::size_t k) {
+          const float gk = c * g[k];
+          return a[k] = rho * s + (1 - rho) * gk * gk;
+        });
+      }
+      update(w,
+             [=](float x, std::size_t k) { return x - eta * c * g[k] / (std::sqrt(a[k]) + eps); });
+      break;
+    }
+    case OptimizerKind::kAdam: {
+      const auto b1 = static_cast<float>(config.beta1);
+      const auto b2 = static_cast<float>(config.beta2);
+      update(*state.s1,
+             [=](float m, std::size_t k) { return a[k] = b1 * m + (1 - b1) * c * g[k]; });
+      update(*state.s2, [=](float v, std::size_t k) {
+        const float gk = c * g[k];
+        return b[k] = b2 * v + (1 - b2) * gk * gk;
+      });
+      const auto eta_hat = static_cast<float>(eta / (1 - std::pow(config.beta1, t)));
+      const auto root_hat = static_cast<float>(1 / std::sqrt(1 - std::pow(config.beta2, t)));
+      update(w, [=](float x, std::size_t k) {
+        return x - eta_hat * a[k] / (std::sqrt(b[k]) * root_hat + eps);
+      });
+      break;
+    }
+  }
+}
+
+}  // namespace hogwild::detail

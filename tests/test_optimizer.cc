@@ -1,0 +1,182 @@
+// Optimisers: one step of each against a hand-computed reference, sparse steps touching only
+// their coordinates' state, clipping, schedules, and the same step under every policy.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "hogwild/error.h"
+#include "hogwild/optimizer.h"
+#include "hogwild/policy.h"
+#include "optimizer_kernel.h"
+
+using namespace hogwild;
+using detail::apply_step;
+using detail::GradientView;
+using detail::OptimizerScratch;
+using detail::OptimizerState;
+
+namespace {
+
+struct Fixture {
+  OptimizerConfig config;
+  ParamStore w{4};
+  OptimizerState state;
+  OptimizerScratch scratch{4};
+  explicit Fixture(OptimizerKind kind) : state(kind, 4) {
+    config.kind = kind;
+    w.fill(1.0f);
+    w.data()[1] = -2.0f;
+  }
+  // Two dense steps with gradients g1 then g2; returns the parameters.
+  std::vector<float> two_steps(float eta) {
+    const std::vector<float> g1{0.5f, -1.0f, 0.0f, 2.0f};
+    const std::vector<float> g2{0.25f, 1.0f, -1.0f, 0.0f};
+    apply_step<SerialPolicy>(config, w, state, GradientView{{}, g1}, eta, 1, scratch);
+    apply_step<SerialPolicy>(config, w, state, GradientView{{}, g2}, eta, 2, scratch);
+    return {w.data(), w.data() + 4};
+  }
+};
+
+// The same two steps computed by hand in double precision, coordinate by coordinate.
+std::vector<double> reference(OptimizerKind kind, const OptimizerConfig& c, double eta) {
+  const double g1[4] = {0.5, -1.0, 0.0, 2.0};
+  const double g2[4] = {0.25, 1.0, -1.0, 0.0};
+  std::vector<double> out(4);
+  for (int i = 0; i < 4; ++i) {
+    double w = i == 1 ? -2.0 : 1.0;
+    double s1 = 0, s2 = 0;
+    for (int t = 1; t <= 2; ++t) {
+      const double g = t == 1 ? g1[i] : g2[i];
+      switch (kind) {
+        case OptimizerKind::kSgd:
+          w -= eta * g;
+          break;
+        case OptimizerKind::kMomentum:
+          s1 = c.momentum * s1 + g;
+          w -= eta * s1;
+          break;
+        case OptimizerKind::kNesterov:
+          s1 = c.momentum * s1 + g;
+          w -= eta * (g + c.momentum * s1);
+          break;
+        case OptimizerKind::kAdagrad:
+          s1 += g * g;
+          w -= eta * g / (std::sqrt(s1) + c.epsilon);
+          break;
+        case OptimizerKind::kRmsprop:
+          s1 = c.rho * s1 + (1 - c.rho) * g * g;
+          w -= eta * g / (std::sqrt(s1) + c.epsilon);
+          break;
+        case OptimizerKind::kAdam: {
+          s1 = c.beta1 * s1 + (1 - c.beta1) * g;
+          s2 = c.beta2 * s2 + (1 - c.beta2) * g * g;
+          const double m_hat = s1 / (1 - std::pow(c.beta1, t));
+          const double v_hat = s2 / (1 - std::pow(c.beta2, t));
+          w -= eta * m_hat / (std::sqrt(v_hat) + c.epsilon);
+          break;
+        }
+      }
+    }
+    out[static_cast<std::size_t>(i)] = w;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("each optimiser's steps match a hand-computed reference") {
+  for (const auto kind : {OptimizerKind::kSgd, OptimizerKind::kMomentum, OptimizerKind::kNesterov,
+                          OptimizerKind::kAdagrad, OptimizerKind::kRmsprop, OptimizerKind::kAdam}) {
+    CAPTURE(to_string(kind));
+    Fixture f(kind);
+    f.config.momentum = 0.8;
+    f.config.rho = 0.7;
+    const auto got = f.two_steps(0.1f);
+    const auto want = reference(kind, f.config, 0.1);
+    for (std::size_t i = 0; i < 4; ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("a hand-checked first step: SGD, heavy ball, Adam") {
+  Fixture sgd(OptimizerKind::kSgd);
+  const std::vector<float> g{0.5f, -1.0f, 0.0f, 2.0f};
+  apply_step<SerialPolicy>(sgd.config, sgd.w, sgd.state, {{}, g}, 0.1f, 1, sgd.scratch);
+  CHECK(sgd.w.data()[0] == doctest::Approx(0.95));
+  CHECK(sgd.w.data()[1] == doctest::Approx(-1.9));
+  CHECK(sgd.w.data()[3] == doctest::Approx(0.8));
+  // Adam's first step moves every coordinate with a nonzero gradient by eta * sign(g).
+  Fixture adam(OptimizerKind::kAdam);
+  apply_step<SerialPolicy>(adam.config, adam.w, adam.state, {{}, g}, 0.1f, 1, adam.scratch);
+  CHECK(adam.w.data()[0] == doctest::Approx(0.9));
+  CHECK(adam.w.data()[1] == doctest::Approx(-1.9));
+  CHECK(adam.w.data()[2] == doctest::Approx(1.0));
+  CHECK(adam.w.data()[3] == doctest::Approx(0.9));
+}
+
+TEST_CASE("sparse steps touch only their coordinates and state (lazy Adam)") {
+  Fixture f(OptimizerKind::kAdam);
+  const std::vector<std::uint32_t> idx{3, 0};
+  const std::vector<float> g{2.0f, 0.5f};
+  apply_step<SerialPolicy>(f.config, f.w, f.state, {idx, g}, 0.1f, 1, f.scratch);
+  CHECK(f.w.data()[3] == doctest::Approx(0.9));
+  CHECK(f.w.data()[0] == doctest::Approx(0.9));
+  CHECK(f.w.data()[1] == -2.0f);
+  CHECK(f.state.s1->data()[1] == 0.0f);
+  CHECK(f.state.s2->data()[2] == 0.0f);
+  CHECK(f.state.s1->data()[3] == doctest::Approx(0.2));
+  CHECK(f.state.s2->data()[3] == doctest::Approx(0.004));
+}
+
+TEST_CASE("clipping rescales the gradient to the norm bound") {
+  Fixture f(OptimizerKind::kSgd);
+  f.config.clip_norm = 1.0;
+  const std::vector<float> g{3.0f, 0.0f, 0.0f, 4.0f};  // norm 5
+  apply_step<SerialPolicy>(f.config, f.w, f.state, {{}, g}, 1.0f, 1, f.scratch);
+  CHECK(f.w.data()[0] == doctest::Approx(1 - 0.6));
+  CHECK(f.w.data()[3] == doctest::Approx(1 - 0.8));
+  f.config.clip_norm = 10.0;  // a bound above the norm changes nothing
+  apply_step<SerialPolicy>(f.config, f.w, f.state, {{}, g}, 1.0f, 2, f.scratch);
+  CHECK(f.w.data()[0] == doctest::Approx(0.4 - 3));
+}
+
+TEST_CASE("every policy applies the same single-threaded step") {
+  for (const auto policy :
+       {Policy::kRacy, Policy::kAtomic, Policy::kStriped, Policy::kLocked, Policy::kSerial}) {
+    Fixture f(OptimizerKind::kNesterov);
+    const std::vector<std::uint32_t> idx{1, 3};
+    const std::vector<float> g{1.0f, -1.0f};
+    dispatch_policy(policy, [&](auto p) {
+      using P = decltype(p);
+      apply_step<P>(f.config, f.w, f.state, {idx, g}, 0.5f, 1, f.scratch);
+      apply_step<P>(f.config, f.w, f.state, {idx, g}, 0.5f, 2, f.scratch);
+    });
+    // v1 = 1, w1 = -2 - 0.5 (1 + 0.9) = -2.95; v2 = 1.9, w2 = -2.95 - 0.5 (1 + 1.71) = -4.305
+    CHECK(f.w.data()[1] == doctest::Approx(-4.305));
+    CHECK(f.w.data()[3] == doctest::Approx(1 + 4.305 - 2));
+  }
+}
+
+TEST_CASE("step schedules and option checks") {
+  OptimizerConfig c;
+  c.schedule = Schedule::kConstant;
+  CHECK(c.step_at(0.5, 3, 3.5) == 0.5);
+  c.schedule = Schedule::kEpoch;
+  c.decay = 0.5;
+  CHECK(c.step_at(0.8, 2, 2.7) == doctest::Approx(0.2));
+  c.schedule = Schedule::kInverse;
+  c.schedule_scale = 2;
+  CHECK(c.step_at(1.0, 0, 2.0) == doctest::Approx(0.5));
+  c.schedule = Schedule::kInverseSqrt;
+  CHECK(c.step_at(1.0, 0, 6.0) == doctest::Approx(0.5));
+  CHECK(parse_optimizer("nesterov") == OptimizerKind::kNesterov);
+  CHECK(parse_schedule("inverse-sqrt") == Schedule::kInverseSqrt);
+  CHECK_THROWS_WITH_AS(parse_optimizer("lbfgs"), doctest::Contains("--optimizer: expected one of"),
+                       InputError);
+  c = {};
+  c.beta2 = 1;
+  CHECK_THROWS_WITH_AS(c.validate(), "--beta2: expected a factor in [0, 1), found 1", InputError);
+  c = {};
+  c.clip_norm = -1;
+  CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("--clip-norm"), InputError);
+}
