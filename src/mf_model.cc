@@ -1,0 +1,101 @@
+// Matrix factorisation of ratings, the Hogwild! paper's sparse pattern: each rating touches one
+// user row and one item row of the factor matrices.
+//
+// Glossary: U, I = users, items, R = rank, u = a user's factor row (row u of the buffer),
+// v = an item's factor row (row U + i), mu = the training ratings' mean (fixed, not learned),
+// e = mu + u . v - r, the error; per-rating loss e^2 / 2 + l2 / 2 (|u|^2 + |v|^2) in training,
+// e^2 / 2 in reports.
+
+#include <algorithm>
+#include <cmath>
+
+#include "model.h"
+#include "rng.h"
+
+namespace hogwild::detail {
+namespace {
+
+class Factorisation final : public Model {
+ public:
+  Factorisation(const Ratings& train, const Ratings* test, std::size_t rank, float l2,
+                float init_scale)
+      : train_(train), test_(test), r_(rank), l2_(l2), init_scale_(init_scale) {
+    users_ = std::max(train.num_users, test ? test->num_users : 0);
+    items_ = std::max(train.num_items, test ? test->num_items : 0);
+    double sum = 0;
+    for (const float v : train.values) sum += v;
+    mean_ = train.size() ? static_cast<float>(sum / static_cast<double>(train.size())) : 0.0f;
+  }
+  std::size_t num_params() const override { return (users_ + items_) * r_; }
+  std::size_t row_width() const override { return r_; }
+  std::size_t max_rows_per_example() const override { return 2; }
+  void touched_rows(std::span<const std::uint32_t> batch,
+                    std::vector<std::uint32_t>& rows) const override {
+    for (const auto i : batch) {
+      rows.push_back(train_.users[i]);
+      rows.push_back(static_cast<std::uint32_t>(users_ + train_.items[i]));
+    }
+  }
+  void init(std::span<float> w, std::uint64_t seed) const override {
+    Rng rng(derive_seed(seed, 0x6d66));
+    for (auto& x : w) x = static_cast<float>(init_scale_ * rng.normal());
+  }
+  double gradient(std::span<const std::uint32_t> batch, const ParamView& w, float* grad,
+                  Workspace*) const override {
+    const float inv_b = 1.0f / static_cast<float>(batch.size());
+    double loss = 0;
+    for (const auto i : batch) {
+      const std::uint32_t user_row = train_.users[i];
+      const auto item_row = static_cast<std::uint32_t>(users_ + train_.items[i]);
+      const float* u = w.row(user_row);
+      const float* v = w.row(item_row);
+      float dot = 0;
+      for (std::size_t f = 0; f < r_; ++f) dot += u[f] * v[f];
+      const float e = mean_ + dot - train_.values[i];
+      loss += 0.5 * double{e} * e;
+      float* gu = grad + static_cast<std::size_t>(w.slot[user_row]) * r_;
+      float* gv = grad + static_cast<std::size_t>(w.slot[item_row]) * r_;
+      for (std::size_t f = 0; f < r_; ++f) {
+        gu[f] += inv_b * (e * v[f] + l2_ * u[f]);
+        gv[f] += inv_b * (e * u[f] + l2_ * v[f]);
+      }
+    }
+    return loss / static_cast<double>(batch.size());
+  }
+  std::size_t examples(bool test) const override {
+    return test ? (test_ ? test_->size() : 0) : train_.size();
+  }
+  EvalSums evaluate(const float* w, bool test, std::size_t begin, std::size_t end) const override {
+    const Ratings& data = test ? *test_ : train_;
+    EvalSums sums;
+    for (std::size_t i = begin; i < end; ++i) {
+      const float* u = w + std::size_t{data.users[i]} * r_;
+      const float* v = w + (users_ + data.items[i]) * r_;
+      double dot = 0;
+      for (std::size_t f = 0; f < r_; ++f) dot += double{u[f]} * v[f];
+      const double e = mean_ + dot - data.values[i];
+      sums.squared_error += e * e;
+      sums.loss += 0.5 * e * e;
+    }
+    return sums;
+  }
+  bool classifier() const override { return false; }
+
+ private:
+  const Ratings& train_;
+  const Ratings* test_;
+  std::size_t r_;
+  float l2_;
+  float init_scale_;
+  std::size_t users_ = 0, items_ = 0;
+  float mean_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_factorisation(const Ratings& train, const Ratings* test,
+                                          std::size_t rank, float l2, float init_scale) {
+  return std::make_unique<Factorisation>(train, test, rank, l2, init_scale);
+}
+
+}  // namespace hogwild::detail

@@ -1,0 +1,178 @@
+// Multilayer perceptron: ReLU hidden layers, softmax output, cross-entropy loss.
+//
+// Glossary: L = number of weight layers, n[l] = width of layer l (n[0] = inputs, n[L] =
+// classes), W_l (n[l+1] x n[l], column-major) and b_l = layer l's weights and bias, stored one
+// after the other in the one parameter buffer; A_l = activations entering layer l (A_0 = X, one
+// example per column), Z = output logits, D = d loss / d pre-activation, B = minibatch size.
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+
+#include "model.h"
+#include "rng.h"
+
+namespace hogwild::detail {
+namespace {
+
+using Matrix = Eigen::MatrixXf;
+using MapMatrix = Eigen::Map<Matrix>;
+using ConstMapMatrix = Eigen::Map<const Matrix>;
+
+struct MlpWorkspace final : Workspace {
+  std::vector<Matrix> a;  // a[l] = A_l, n[l] x max_batch; a[L] holds the logits
+  Matrix delta;           // max width x max_batch
+  Matrix delta_prev;
+};
+
+class Mlp final : public Model {
+ public:
+  Mlp(const DenseDataset& train, std::vector<std::int32_t> y_train, const DenseDataset* test,
+      std::vector<std::int32_t> y_test, std::size_t classes, const std::vector<std::size_t>& hidden,
+      float l2)
+      : train_(train),
+        test_(test),
+        y_train_(std::move(y_train)),
+        y_test_(std::move(y_test)),
+        l2_(l2) {
+    width_.push_back(train.cols);
+    width_.insert(width_.end(), hidden.begin(), hidden.end());
+    width_.push_back(classes);
+    std::size_t offset = 0;
+    for (std::size_t l = 0; l + 1 < width_.size(); ++l) {
+      weight_offset_.push_back(offset);
+      offset += width_[l + 1] * width_[l];
+      bias_offset_.push_back(offset);
+      offset += width_[l + 1];
+    }
+    size_ = offset;
+  }
+  std::size_t num_params() const override { return size_; }
+  void init(std::span<float> w, std::uint64_t seed) const override {
+    // He initialisation for ReLU layers; zero biases.
+    Rng rng(derive_seed(seed, 0x6d6c70));
+    std::fill(w.begin(), w.end(), 0.0f);
+    for (std::size_t l = 0; l < layers(); ++l) {
+      const double sd = std::sqrt(2.0 / static_cast<double>(width_[l]));
+      float* p = w.data() + weight_offset_[l];
+      for (std::size_t i = 0; i < width_[l + 1] * width_[l]; ++i) {
+        p[i] = static_cast<float>(sd * rng.normal());
+      }
+    }
+  }
+  std::unique_ptr<Workspace> workspace(std::size_t max_batch) const override {
+    auto ws = std::make_unique<MlpWorkspace>();
+    const auto b = static_cast<Eigen::Index>(max_batch);
+    for (const auto n : width_) ws->a.emplace_back(static_cast<Eigen::Index>(n), b);
+    const auto widest = static_cast<Eigen::Index>(*std::max_element(width_.begin(), width_.end()));
+    ws->delta.resize(widest, b);
+    ws->delta_prev.resize(widest, b);
+    return ws;
+  }
+  double gradient(std::span<const std::uint32_t> batch, const ParamView& w, float* grad,
+                  Workspace* workspace) const override {
+    auto& ws = *static_cast<MlpWorkspace*>(workspace);
+    const auto b = static_cast<Eigen::Index>(batch.size());
+    const auto d = static_cast<Eigen::Index>(width_[0]);
+    for (Eigen::Index i = 0; i < b; ++i) {
+      ws.a[0].col(i) = Eigen::Map<const Eigen::VectorXf>(train_.row(batch[i]).data(), d);
+    }
+    forward(w.values, ws.a, b);
+    auto z = ws.a[layers()].leftCols(b);
+    double loss = 0;
+    const std::size_t k = width_.back();
+    for (Eigen::Index i = 0; i < b; ++i) {
+      const std::int32_t y = y_train_[batch[i]];
+      loss += softmax_in_place(z.col(i).data(), k, y);
+      z(y, i) -= 1.0f;
+    }
+    auto delta = ws.delta.topLeftCorner(static_cast<Eigen::Index>(k), b);
+    delta = z * (1.0f / static_cast<float>(b));
+    for (std::size_t l = layers(); l-- > 0;) {
+      const auto out = static_cast<Eigen::Index>(width_[l + 1]);
+      const auto in = static_cast<Eigen::Index>(width_[l]);
+      auto dl = ws.delta.topLeftCorner(out, b);
+      const auto a = ws.a[l].leftCols(b);
+      MapMatrix grad_w(grad + weight_offset_[l], out, in);
+      grad_w.noalias() = dl * a.transpose();
+      const ConstMapMatrix weights(w.values + weight_offset_[l], out, in);
+      if (l2_ > 0) grad_w += l2_ * weights;
+      Eigen::Map<Eigen::VectorXf>(grad + bias_offset_[l], out) = dl.rowwise().sum();
+      if (l == 0) break;
+      auto prev = ws.delta_prev.topLeftCorner(in, b);
+      prev.noalias() = weights.transpose() * dl;
+      prev = prev.cwiseProduct((a.array() > 0.0f).cast<float>().matrix());
+      std::swap(ws.delta, ws.delta_prev);
+    }
+    return loss / static_cast<double>(b);
+  }
+  std::size_t examples(bool test) const override {
+    return test ? (test_ ? test_->rows() : 0) : train_.rows();
+  }
+  EvalSums evaluate(const float* w, bool test, std::size_t begin, std::size_t end) const override {
+    const DenseDataset& data = test ? *test_ : train_;
+    const auto& y = test ? y_test_ : y_train_;
+    const auto b = static_cast<Eigen::Index>(end - begin);
+    std::vector<Matrix> a;
+    for (const auto n : width_) a.emplace_back(static_cast<Eigen::Index>(n), b);
+    a[0] = ConstMapMatrix(data.features.data() + begin * width_[0],
+                          static_cast<Eigen::Index>(width_[0]), b);
+    forward(w, a, b);
+    EvalSums sums;
+    const std::size_t k = width_.back();
+    for (Eigen::Index i = 0; i < b; ++i) {
+      const std::int32_t label = y[begin + static_cast<std::size_t>(i)];
+      float* z = a.back().col(i).data();
+      sums.correct += static_cast<std::size_t>(std::max_element(z, z + k) - z) ==
+                      static_cast<std::size_t>(label);
+      sums.loss += softmax_in_place(z, k, label);
+    }
+    return sums;
+  }
+
+ private:
+  std::size_t layers() const { return width_.size() - 1; }
+
+  // a[0] holds the inputs; fills a[1..L] (hidden activations after ReLU, then the logits).
+  void forward(const float* w, std::vector<Matrix>& a, Eigen::Index b) const {
+    for (std::size_t l = 0; l < layers(); ++l) {
+      const auto out = static_cast<Eigen::Index>(width_[l + 1]);
+      const auto in = static_cast<Eigen::Index>(width_[l]);
+      const ConstMapMatrix weights(w + weight_offset_[l], out, in);
+      const Eigen::Map<const Eigen::VectorXf> bias(w + bias_offset_[l], out);
+      auto next = a[l + 1].leftCols(b);
+      next.noalias() = weights * a[l].leftCols(b);
+      next.colwise() += bias;
+      if (l + 1 < layers()) next = next.cwiseMax(0.0f);
+    }
+  }
+
+  static double softmax_in_place(float* z, std::size_t k, std::int32_t y) {
+    const float top = *std::max_element(z, z + k);
+    double sum = 0;
+    for (std::size_t c = 0; c < k; ++c) sum += std::exp(double{z[c]} - top);
+    const double loss = std::log(sum) - (double{z[y]} - top);
+    const auto inv = static_cast<float>(1 / sum);
+    for (std::size_t c = 0; c < k; ++c) z[c] = std::exp(z[c] - top) * inv;
+    return loss;
+  }
+
+  const DenseDataset& train_;
+  const DenseDataset* test_;
+  std::vector<std::int32_t> y_train_, y_test_;
+  float l2_;
+  std::vector<std::size_t> width_;
+  std::vector<std::size_t> weight_offset_, bias_offset_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_mlp(const DenseDataset& train, std::vector<std::int32_t> y_train,
+                                const DenseDataset* test, std::vector<std::int32_t> y_test,
+                                std::size_t classes, std::vector<std::size_t> hidden, float l2) {
+  return std::make_unique<Mlp>(train, std::move(y_train), test, std::move(y_test), classes, hidden,
+                               l2);
+}
+
+}  // namespace hogwild::detail

@@ -1,0 +1,106 @@
+#pragma once
+
+// Models trained by the model trainer (model_trainer.h): multinomial softmax regression on
+// sparse or dense features, a multilayer perceptron on dense features, and matrix
+// factorisation of ratings. Each is a pure function of (examples, parameter view) to a loss
+// and a gradient; every parameter of a model lives in one ParamStore buffer.
+//
+// Sparse-gradient models (sparse softmax, factorisation) lay their parameters out as rows of
+// `row_width()` floats: the trainer gathers the rows a minibatch touches (read under the
+// policy), the model computes on the gathered copy, and the optimiser writes back only those
+// rows. Dense-gradient models (dense softmax, MLP) read all parameters and write all of them.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "hogwild/dataset.h"
+#include "hogwild/dense_dataset.h"
+#include "hogwild/ratings.h"
+
+namespace hogwild::detail {
+
+/// Sums over a range of examples, reduced across evaluation tasks.
+struct EvalSums {
+  double loss = 0;           ///< sum of per-example losses (no regulariser)
+  double squared_error = 0;  ///< regression: sum of squared errors
+  std::size_t correct = 0;   ///< classifiers: examples whose arg-max class is the label
+  /// Adds another range's sums.
+  EvalSums& operator+=(const EvalSums& o) {
+    loss += o.loss;
+    squared_error += o.squared_error;
+    correct += o.correct;
+    return *this;
+  }
+};
+
+/// The parameters a gradient is computed at: all of them (dense), or the gathered rows.
+struct ParamView {
+  const float* values = nullptr;        ///< dense: all parameters; sparse: gathered rows
+  const std::int32_t* slot = nullptr;   ///< sparse: slot of each row in values (else null)
+  std::size_t width = 0;                ///< floats per row (sparse)
+  std::span<const std::uint32_t> rows;  ///< sparse: the gathered rows, in slot order
+  /// Row r's parameters (sparse models).
+  const float* row(std::size_t r) const {
+    return values + static_cast<std::size_t>(slot[r]) * width;
+  }
+};
+
+/// A model's per-worker scratch space.
+class Workspace {
+ public:
+  virtual ~Workspace() = default;
+};
+
+/// The interface the model trainer drives: virtual per minibatch, never per coordinate.
+class Model {
+ public:
+  virtual ~Model() = default;
+  /// Number of parameters.
+  virtual std::size_t num_params() const = 0;
+  /// Floats per parameter row for sparse-gradient models; 0 for dense-gradient models.
+  virtual std::size_t row_width() const { return 0; }
+  /// Appends the parameter rows `batch` touches (duplicates allowed); sparse models only.
+  virtual void touched_rows(std::span<const std::uint32_t> /*batch*/,
+                            std::vector<std::uint32_t>& /*rows*/) const {}
+  /// Upper bound on the rows one example touches (sparse models).
+  virtual std::size_t max_rows_per_example() const { return 0; }
+  /// Sets the initial parameters (deterministic for a seed).
+  virtual void init(std::span<float> w, std::uint64_t seed) const = 0;
+  /// Scratch space for minibatches of up to `max_batch` examples.
+  virtual std::unique_ptr<Workspace> workspace(std::size_t /*max_batch*/) const { return nullptr; }
+  /// Mean loss over `batch` (training examples), excluding the regulariser, and the gradient
+  /// of the mean loss plus the regulariser. Sparse models add into `grad` (zeroed, laid out
+  /// like the gathered rows); dense models overwrite all num_params() entries.
+  virtual double gradient(std::span<const std::uint32_t> batch, const ParamView& w, float* grad,
+                          Workspace* ws) const = 0;
+  /// Number of training (test = false) or test examples.
+  virtual std::size_t examples(bool test) const = 0;
+  /// Sums over examples [begin, end) of the training or test set at parameters w.
+  virtual EvalSums evaluate(const float* w, bool test, std::size_t begin,
+                            std::size_t end) const = 0;
+  /// True for classifiers (accuracy is meaningful).
+  virtual bool classifier() const { return true; }
+};
+
+/// Softmax regression on sparse features; y are class indices in [0, classes).
+std::unique_ptr<Model> make_sparse_softmax(const Dataset& train, std::vector<std::int32_t> y_train,
+                                           const Dataset* test, std::vector<std::int32_t> y_test,
+                                           std::size_t features, std::size_t classes, float l2);
+/// Softmax regression on dense features.
+std::unique_ptr<Model> make_dense_softmax(const DenseDataset& train,
+                                          std::vector<std::int32_t> y_train,
+                                          const DenseDataset* test,
+                                          std::vector<std::int32_t> y_test, std::size_t classes,
+                                          float l2);
+/// MLP with ReLU hidden layers of the given widths and a softmax output.
+std::unique_ptr<Model> make_mlp(const DenseDataset& train, std::vector<std::int32_t> y_train,
+                                const DenseDataset* test, std::vector<std::int32_t> y_test,
+                                std::size_t classes, std::vector<std::size_t> hidden, float l2);
+/// Matrix factorisation r ~ mean + u . v with L2 strength l2 on the touched rows.
+std::unique_ptr<Model> make_factorisation(const Ratings& train, const Ratings* test,
+                                          std::size_t rank, float l2, float init_scale);
+
+}  // namespace hogwild::detail

@@ -1,0 +1,239 @@
+// Multinomial (softmax) regression.
+//
+// Glossary: d = features, k = classes, W = weights (feature j's k class weights are row j,
+// contiguous; the bias is row d), x = an example, z = logits W^T x + b, p = softmax(z),
+// y = class index, B = minibatch size, l2 = L2 strength on W (not on the bias).
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+
+#include "model.h"
+
+namespace hogwild::detail {
+namespace {
+
+// Replaces logits z by probabilities; returns -log p[y] (computed from the logits, stable).
+double softmax_in_place(float* z, std::size_t k, std::int32_t y) {
+  const float top = *std::max_element(z, z + k);
+  double sum = 0;
+  for (std::size_t c = 0; c < k; ++c) sum += std::exp(double{z[c]} - top);
+  const double loss = std::log(sum) - (double{z[y]} - top);
+  const auto inv = static_cast<float>(1 / sum);
+  for (std::size_t c = 0; c < k; ++c) z[c] = std::exp(z[c] - top) * inv;
+  return loss;
+}
+
+std::size_t arg_max(const float* z, std::size_t k) {
+  return static_cast<std::size_t>(std::max_element(z, z + k) - z);
+}
+
+struct SoftmaxWorkspace final : Workspace {
+  std::vector<float> z;
+  Eigen::MatrixXf x;  // dense models: the minibatch, one example per column
+  Eigen::MatrixXf logits;
+};
+
+class SparseSoftmax final : public Model {
+ public:
+  SparseSoftmax(const Dataset& train, std::vector<std::int32_t> y_train, const Dataset* test,
+                std::vector<std::int32_t> y_test, std::size_t d, std::size_t k, float l2)
+      : train_(train),
+        test_(test),
+        y_train_(std::move(y_train)),
+        y_test_(std::move(y_test)),
+        d_(d),
+        k_(k),
+        l2_(l2) {
+    for (std::size_t i = 0; i < train.rows(); ++i) {
+      max_nnz_ = std::max<std::size_t>(max_nnz_, train.row(i).indices.size());
+    }
+  }
+  std::size_t num_params() const override { return (d_ + 1) * k_; }
+  std::size_t row_width() const override { return k_; }
+  std::size_t max_rows_per_example() const override { return max_nnz_ + 1; }
+  void touched_rows(std::span<const std::uint32_t> batch,
+                    std::vector<std::uint32_t>& rows) const override {
+    for (const auto i : batch) {
+      const auto row = train_.row(i);
+      rows.insert(rows.end(), row.indices.begin(), row.indices.end());
+    }
+    rows.push_back(static_cast<std::uint32_t>(d_));
+  }
+  void init(std::span<float> w, std::uint64_t) const override {
+    std::fill(w.begin(), w.end(), 0.0f);
+  }
+  std::unique_ptr<Workspace> workspace(std::size_t) const override {
+    auto ws = std::make_unique<SoftmaxWorkspace>();
+    ws->z.resize(k_);
+    return ws;
+  }
+  double gradient(std::span<const std::uint32_t> batch, const ParamView& w, float* grad,
+                  Workspace* workspace) const override {
+    float* z = static_cast<SoftmaxWorkspace*>(workspace)->z.data();
+    const float inv_b = 1.0f / static_cast<float>(batch.size());
+    const float* bias = w.row(d_);
+    float* grad_bias = grad + static_cast<std::size_t>(w.slot[d_]) * k_;
+    double loss = 0;
+    for (const auto i : batch) {
+      const auto row = train_.row(i);
+      std::copy(bias, bias + k_, z);
+      for (std::size_t n = 0; n < row.indices.size(); ++n) {
+        const float* wj = w.row(row.indices[n]);
+        const float x = row.values[n];
+        for (std::size_t c = 0; c < k_; ++c) z[c] += x * wj[c];
+      }
+      const std::int32_t y = y_train_[i];
+      loss += softmax_in_place(z, k_, y);
+      for (std::size_t c = 0; c < k_; ++c) z[c] *= inv_b;  // z is now d loss / d logits
+      z[y] -= inv_b;
+      for (std::size_t n = 0; n < row.indices.size(); ++n) {
+        float* gj = grad + static_cast<std::size_t>(w.slot[row.indices[n]]) * k_;
+        const float x = row.values[n];
+        for (std::size_t c = 0; c < k_; ++c) gj[c] += x * z[c];
+      }
+      for (std::size_t c = 0; c < k_; ++c) grad_bias[c] += z[c];
+    }
+    if (l2_ > 0) {
+      // Lazy L2: applied to the rows this minibatch touches.
+      for (const auto r : w.rows) {
+        if (r == d_) continue;
+        const float* wr = w.row(r);
+        float* gr = grad + static_cast<std::size_t>(w.slot[r]) * k_;
+        for (std::size_t c = 0; c < k_; ++c) gr[c] += l2_ * wr[c];
+      }
+    }
+    return loss / static_cast<double>(batch.size());
+  }
+  std::size_t examples(bool test) const override {
+    return test ? (test_ ? test_->rows() : 0) : train_.rows();
+  }
+  EvalSums evaluate(const float* w, bool test, std::size_t begin, std::size_t end) const override {
+    const Dataset& data = test ? *test_ : train_;
+    const auto& y = test ? y_test_ : y_train_;
+    std::vector<float> z(k_);
+    EvalSums sums;
+    for (std::size_t i = begin; i < end; ++i) {
+      const auto row = data.row(i);
+      std::copy(w + d_ * k_, w + (d_ + 1) * k_, z.begin());
+      for (std::size_t n = 0; n < row.indices.size(); ++n) {
+        if (row.indices[n] >= d_) continue;
+        const float* wj = w + std::size_t{row.indices[n]} * k_;
+        for (std::size_t c = 0; c < k_; ++c) z[c] += row.values[n] * wj[c];
+      }
+      sums.correct += arg_max(z.data(), k_) == static_cast<std::size_t>(y[i]);
+      sums.loss += softmax_in_place(z.data(), k_, y[i]);
+    }
+    return sums;
+  }
+
+ private:
+  const Dataset& train_;
+  const Dataset* test_;
+  std::vector<std::int32_t> y_train_, y_test_;
+  std::size_t d_, k_;
+  float l2_;
+  std::size_t max_nnz_ = 0;
+};
+
+// Dense features: minibatches as matrix products, Z = W X + b.
+class DenseSoftmax final : public Model {
+ public:
+  DenseSoftmax(const DenseDataset& train, std::vector<std::int32_t> y_train,
+               const DenseDataset* test, std::vector<std::int32_t> y_test, std::size_t k, float l2)
+      : train_(train),
+        test_(test),
+        y_train_(std::move(y_train)),
+        y_test_(std::move(y_test)),
+        d_(train.cols),
+        k_(k),
+        l2_(l2) {}
+  std::size_t num_params() const override { return (d_ + 1) * k_; }
+  void init(std::span<float> w, std::uint64_t) const override {
+    std::fill(w.begin(), w.end(), 0.0f);
+  }
+  std::unique_ptr<Workspace> workspace(std::size_t max_batch) const override {
+    auto ws = std::make_unique<SoftmaxWorkspace>();
+    ws->x.resize(static_cast<Eigen::Index>(d_), static_cast<Eigen::Index>(max_batch));
+    ws->logits.resize(static_cast<Eigen::Index>(k_), static_cast<Eigen::Index>(max_batch));
+    return ws;
+  }
+  double gradient(std::span<const std::uint32_t> batch, const ParamView& w, float* grad,
+                  Workspace* workspace) const override {
+    auto& ws = *static_cast<SoftmaxWorkspace*>(workspace);
+    const auto b = static_cast<Eigen::Index>(batch.size());
+    const auto d = static_cast<Eigen::Index>(d_);
+    const auto k = static_cast<Eigen::Index>(k_);
+    for (Eigen::Index i = 0; i < b; ++i) {
+      ws.x.col(i) = Eigen::Map<const Eigen::VectorXf>(train_.row(batch[i]).data(), d);
+    }
+    const Eigen::Map<const Eigen::MatrixXf> weights(w.values, k, d);
+    const Eigen::Map<const Eigen::VectorXf> bias(w.values + d_ * k_, k);
+    auto x = ws.x.leftCols(b);
+    auto z = ws.logits.leftCols(b);
+    z.noalias() = weights * x;
+    z.colwise() += bias;
+    double loss = 0;
+    const float inv_b = 1.0f / static_cast<float>(b);
+    for (Eigen::Index i = 0; i < b; ++i) {
+      const std::int32_t y = y_train_[batch[i]];
+      loss += softmax_in_place(z.col(i).data(), k_, y);
+      z(y, i) -= 1.0f;
+    }
+    z *= inv_b;
+    Eigen::Map<Eigen::MatrixXf> grad_w(grad, k, d);
+    grad_w.noalias() = z * x.transpose();
+    if (l2_ > 0) grad_w += l2_ * weights;
+    Eigen::Map<Eigen::VectorXf>(grad + d_ * k_, k) = z.rowwise().sum();
+    return loss / static_cast<double>(b);
+  }
+  std::size_t examples(bool test) const override {
+    return test ? (test_ ? test_->rows() : 0) : train_.rows();
+  }
+  EvalSums evaluate(const float* w, bool test, std::size_t begin, std::size_t end) const override {
+    const DenseDataset& data = test ? *test_ : train_;
+    const auto& y = test ? y_test_ : y_train_;
+    const auto d = static_cast<Eigen::Index>(d_);
+    const auto k = static_cast<Eigen::Index>(k_);
+    const Eigen::Map<const Eigen::MatrixXf> weights(w, k, d);
+    const Eigen::Map<const Eigen::VectorXf> bias(w + d_ * k_, k);
+    const Eigen::Map<const Eigen::MatrixXf> x(data.features.data() + begin * d_, d,
+                                              static_cast<Eigen::Index>(end - begin));
+    Eigen::MatrixXf z = weights * x;
+    z.colwise() += bias;
+    EvalSums sums;
+    for (Eigen::Index i = 0; i < z.cols(); ++i) {
+      const std::int32_t label = y[begin + static_cast<std::size_t>(i)];
+      sums.correct += arg_max(z.col(i).data(), k_) == static_cast<std::size_t>(label);
+      sums.loss += softmax_in_place(z.col(i).data(), k_, label);
+    }
+    return sums;
+  }
+
+ private:
+  const DenseDataset& train_;
+  const DenseDataset* test_;
+  std::vector<std::int32_t> y_train_, y_test_;
+  std::size_t d_, k_;
+  float l2_;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_sparse_softmax(const Dataset& train, std::vector<std::int32_t> y_train,
+                                           const Dataset* test, std::vector<std::int32_t> y_test,
+                                           std::size_t features, std::size_t classes, float l2) {
+  return std::make_unique<SparseSoftmax>(train, std::move(y_train), test, std::move(y_test),
+                                         features, classes, l2);
+}
+
+std::unique_ptr<Model> make_dense_softmax(const DenseDataset& train,
+                                          std::vector<std::int32_t> y_train,
+                                          const DenseDataset* test,
+                                          std::vector<std::int32_t> y_test, std::size_t classes,
+                                          float l2) {
+  return std::make_unique<DenseSoftmax>(train, std::move(y_train), test, std::move(y_test), classes,
+                                        l2);
+}
+
+}  // namespace hogwild::detail
