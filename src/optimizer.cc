@@ -83,7 +83,7 @@ void OptimizerConfig::validate() const {
     fail("step", "a finite step size > 0 (0 = default)", step);
   if (!(decay > 0 && decay <= 1)) fail("decay", "a factor in (0, 1]", decay);
   if (!(schedule_scale > 0) || !std::isfinite(schedule_scale)) {
-    fail("schedule-scale", "a finite number of epochs > 0", schedule_scale);
+    fail("step-schedule-scale", "a finite number of epochs > 0", schedule_scale);
   }
   fraction("momentum", momentum);
   fraction("rho", rho);

@@ -27,7 +27,14 @@ ordered_json config_json(const TrainConfig& c) {
                       {"staleness_sample", c.staleness_sample},
                       {"coherence_sample", c.coherence_sample},
                       {"coherence_lag", c.coherence_lag},
-                      {"simulate", c.simulate}};
+                      {"simulate", c.simulate},
+                      {"schedule", c.schedule.text},
+                      {"batch_reduce", c.schedule.mean ? "mean" : "sum"},
+                      {"max_batch", c.schedule.max_batch},
+                      {"worker_speed", c.speed.speeds},
+                      {"straggler", c.speed.straggler_text},
+                      {"pause", c.speed.pause_text},
+                      {"evals_per_epoch", c.evals_per_epoch}};
 }
 
 // Summary of a histogram; `scale` converts recorded units to reported ones.
@@ -115,6 +122,24 @@ std::string to_json(const Report& report, int indent) {
     total += static_cast<double>(report.injected_delays[d]);
     weighted += static_cast<double>(d) * static_cast<double>(report.injected_delays[d]);
   }
+  ordered_json batch = histogram_json(report.batch_sizes, 1.0);
+  batch.erase("samples");
+  batch["updates"] = report.batch_sizes.count();
+  batch["per_worker"] = ordered_json::array();
+  for (const auto& w : report.workers) {
+    batch["per_worker"].push_back({{"mean", w.batch_sizes.mean()},
+                                   {"p50", w.batch_sizes.quantile(0.5)},
+                                   {"p99", w.batch_sizes.quantile(0.99)},
+                                   {"updates", w.updates},
+                                   {"samples", w.samples}});
+  }
+  json["batch_size"] = std::move(batch);
+  if (report.windows_ns.count() > 0) json["window_micros"] = histogram_json(report.windows_ns, 1e-3);
+  ordered_json curve = ordered_json::array();
+  for (const auto& p : report.curve) {
+    curve.push_back({{"seconds", p.seconds}, {"updates", p.updates}, {"train_loss", number(p.train_loss)}});
+  }
+  json["curve"] = std::move(curve);
   json["delay"] = {{"spec", report.config.delay.text},
                    {"injected", std::move(injected)},
                    {"mean", total > 0 ? weighted / total : 0.0}};

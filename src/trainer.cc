@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <queue>
 #include <set>
 #include <thread>
@@ -51,6 +52,20 @@ void TrainConfig::validate() const {
   if (simulate > 0 && threads > 1) {
     fail("threads", "1 (or 0) with --simulate, which steps its virtual workers in one thread",
          threads);
+  }
+  if (simulate > 0 && schedule.kind == ScheduleSpec::Kind::kTime) {
+    throw InputError("--schedule: expected fixed:B with --simulate (time windows are wall-clock, "
+                     "simulation is deterministic), found '" + schedule.text + "'");
+  }
+  if (simulate > 0 && speed.active()) {
+    throw InputError("--simulate: expected no speed model (--worker-speed, --straggler, --pause "
+                     "inject wall-clock costs into real threads)");
+  }
+  if (!speed.speeds.empty() && static_cast<int>(speed.speeds.size()) != workers()) {
+    fail("worker-speed", fmt::format("{} speeds, one per worker", workers()), speed.speeds.size());
+  }
+  if (evals_per_epoch < 1 || evals_per_epoch > 1000) {
+    fail("evals-per-epoch", "a count in [1, 1000]", evals_per_epoch);
   }
 }
 
@@ -185,10 +200,13 @@ struct Pending {
   std::uint64_t seq;             // order of computation (ties)
   std::uint64_t others_at_read;  // measured updates only
   std::int64_t read_ns;          // measured updates only
-  std::uint32_t row;
-  float coef;
+  std::uint32_t row;             // single update: the row; batch: its pool slot
+  float coef;                    // single update: its coefficient
+  std::uint32_t count;           // 0: single update; else the batch's (row, coef) pairs
   bool measured;
 };
+
+using RowCoef = std::pair<std::uint32_t, float>;
 
 struct LaterFirst {
   bool operator()(const Pending& a, const Pending& b) const {
@@ -241,6 +259,18 @@ struct alignas(kCacheLine) WorkerState {
         coherence_sum(static_cast<std::size_t>(config.epochs) * kCoherenceWindowsPerEpoch, 0.0),
         coherence_count(coherence_sum.size(), 0) {
     pending.reserve(config.delay.max_delay() + 1);
+    if (config.speed.active()) speed.emplace(config.speed, worker, derive_seed(seed_base, 0x5bee0000u + worker));
+    const bool batched = config.schedule.kind == ScheduleSpec::Kind::kTime || config.schedule.batch > 1;
+    if (batched) {
+      const std::size_t capacity = config.schedule.capacity();
+      batch.reserve(capacity);
+      if (config.delay.kind != DelaySpec::Kind::kNone) {
+        // One slot per update that can be pending at once: the payloads' whole storage.
+        const std::size_t slots = config.delay.max_delay() + 2;
+        pool.resize(slots * capacity);
+        for (std::size_t slot = slots; slot > 0; --slot) free_slots.push_back(static_cast<std::uint32_t>(slot - 1));
+      }
+    }
   }
   int id;
   DelaySampler delays;
@@ -254,6 +284,20 @@ struct alignas(kCacheLine) WorkerState {
   std::vector<double> coherence_sum;
   std::vector<std::uint64_t> coherence_count;
   StalenessStats staleness;
+  Histogram batch_sizes;          // samples per update (minibatch paths)
+  Histogram windows_ns;           // time windows' lengths
+  std::vector<RowCoef> batch;     // the open minibatch: (row, g)
+  std::uint32_t batch_samples = 0;
+  bool batch_measured = false;
+  std::uint64_t batch_others_at_read = 0;
+  std::int64_t batch_read_ns = 0;
+  std::int64_t window_start_ns = 0;
+  std::uint32_t clock_stride = 1;  // samples between clock checks in a time window
+  std::uint32_t clock_countdown = 1;
+  std::vector<RowCoef> pool;      // delayed batches' payloads, `capacity` pairs per slot
+  std::vector<std::uint32_t> free_slots;
+  std::optional<SpeedSampler> speed;
+  std::uint64_t samples = 0;
   std::uint64_t step = 0;
   std::uint64_t seq = 0;
   std::uint64_t computed = 0;
@@ -292,10 +336,29 @@ class Engine {
         counters_(counters),
         delayed_(config.delay.kind != DelaySpec::Kind::kNone),
         publish_(config.staleness_sample > 0),
-        coherence_(config.coherence_sample > 0) {}
+        coherence_(config.coherence_sample > 0),
+        timed_(config.schedule.kind == ScheduleSpec::Kind::kTime),
+        batched_(timed_ || config.schedule.batch > 1),
+        mean_(config.schedule.mean),
+        capacity_(config.schedule.capacity()),
+        window_ns_(config.schedule.window_ns),
+        slow_(config.speed.active()) {}
 
-  // One step on row r; `window` is the coherence window this step falls in.
+  // Dispatches one sample to the single-sample or the minibatch path.
   void step(WorkerState& s, std::uint32_t r, std::size_t window) {
+    ++s.samples;
+    if (!batched_ && !slow_) return step_single(s, r, window);
+    step_batched(s, r);
+  }
+
+  // Closes a partly filled minibatch (end of a segment) so no sample is lost.
+  void close_open_batch(WorkerState& s) {
+    if (s.batch_samples > 0) close_batch(s);
+    s.window_start_ns = 0;  // the next sample opens a fresh window
+  }
+
+  // One single-sample update on row r; `window` is the coherence window it falls in.
+  void step_single(WorkerState& s, std::uint32_t r, std::size_t window) {
     const auto row = data_.row(r);
     const float* w = store_.data();
     const bool measured = s.staleness_clock.tick();
@@ -322,10 +385,104 @@ class Engine {
         const std::uint32_t d = s.delays.next();
         ++s.injected[d];
         s.pending.push_back(
-            Pending{s.step + d, s.seq++, others_at_read, read_ns, r, coef, measured});
+            Pending{s.step + d, s.seq++, others_at_read, read_ns, r, coef, 0, measured});
         std::push_heap(s.pending.begin(), s.pending.end(), LaterFirst{});
       }
     }
+    if (delayed_) {
+      while (!s.pending.empty() && s.pending.front().due <= s.step) pop_and_apply(s);
+    }
+    ++s.step;
+  }
+
+  // One sample of a minibatch: its gradient is taken at the parameters as they are now (the
+  // worker's own batch is not applied until the batch closes); the batch closes after B
+  // samples (fixed) or once the window has passed (time), checked every `clock_stride`
+  // samples so the clock does not dominate cheap samples.
+  void step_batched(WorkerState& s, std::uint32_t r) {
+    std::int64_t sample_start = 0;
+    if (slow_) {
+      if (const double pause = s.speed->pause_ns(); pause > 0) busy_wait(now_ns() + static_cast<std::int64_t>(pause));
+      sample_start = now_ns();
+    }
+    if (s.batch_samples == 0) {
+      if (timed_ && s.window_start_ns == 0) s.window_start_ns = slow_ ? sample_start : now_ns();
+      s.batch_measured = s.staleness_clock.tick();
+      if (s.batch_measured) {
+        s.batch_others_at_read = others(s.id);
+        s.batch_read_ns = now_ns();
+      }
+    }
+    const auto row = data_.row(r);
+    const float* w = store_.data();
+    float m = 0;
+    for (std::size_t k = 0; k < row.indices.size(); ++k) m += P::load(w[row.indices[k]]) * row.values[k];
+    const float g = Loss::derivative(m, y_[r]);
+    bool has_update = true;
+    if constexpr (!kRegularised) has_update = g != 0.0f;
+    if (has_update) s.batch.emplace_back(r, g);
+    ++s.batch_samples;
+    std::int64_t now = 0;
+    if (slow_) {
+      now = now_ns();
+      const double extra = s.speed->extra_ns(static_cast<double>(now - sample_start));
+      if (extra > 0) {
+        now += static_cast<std::int64_t>(extra);
+        busy_wait(now);
+      }
+    }
+    bool close = false;
+    if (!timed_) {
+      close = s.batch_samples >= capacity_;
+    } else if (s.batch_samples >= capacity_) {
+      close = true;
+    } else if (--s.clock_countdown == 0) {
+      if (now == 0) now = now_ns();
+      close = now - s.window_start_ns >= window_ns_;
+      s.clock_countdown = s.clock_stride;
+    }
+    if (close) {
+      if (timed_) {
+        // Check the clock about 32 times per window.
+        s.clock_stride = std::max<std::uint32_t>(1, s.batch_samples / 32);
+        s.clock_countdown = s.clock_stride;
+      }
+      close_batch(s);
+      // The next window opens once this update is applied: a window is the worker's time
+      // spent computing gradients, as in the fixed-time minibatch model.
+      if (timed_) s.window_start_ns = now_ns();
+    }
+  }
+
+  // Turns the open minibatch into one update: applied now, or queued with its delay.
+  void close_batch(WorkerState& s) {
+    if (timed_) {
+      const std::int64_t now = now_ns();
+      s.windows_ns.record(static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - s.window_start_ns)));
+    }
+    const float scale = -eta_ / (mean_ ? static_cast<float>(s.batch_samples) : 1.0f);
+    if (!s.batch.empty()) {
+      ++s.computed;
+      s.batch_sizes.record(s.batch_samples);
+      if (!delayed_) {
+        for (const auto& [row, g] : s.batch) apply_row(row, scale * g);
+        count_applied(s);
+        if (s.batch_measured) record(s, s.batch_others_at_read, s.batch_read_ns);
+      } else {
+        const std::uint32_t slot = s.free_slots.back();
+        s.free_slots.pop_back();
+        RowCoef* payload = s.pool.data() + std::size_t{slot} * capacity_;
+        for (std::size_t i = 0; i < s.batch.size(); ++i) payload[i] = {s.batch[i].first, scale * s.batch[i].second};
+        const std::uint32_t d = s.delays.next();
+        ++s.injected[d];
+        s.pending.push_back(Pending{s.step + d, s.seq++, s.batch_others_at_read, s.batch_read_ns,
+                                    slot, 0.0f, static_cast<std::uint32_t>(s.batch.size()),
+                                    s.batch_measured});
+        std::push_heap(s.pending.begin(), s.pending.end(), LaterFirst{});
+      }
+    }
+    s.batch.clear();
+    s.batch_samples = 0;
     if (delayed_) {
       while (!s.pending.empty() && s.pending.front().due <= s.step) pop_and_apply(s);
     }
@@ -346,7 +503,27 @@ class Engine {
     return sum;
   }
 
+  static void busy_wait(std::int64_t until_ns) {
+    while (now_ns() < until_ns) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
+
   void apply(WorkerState& s, std::uint32_t r, float coef) {
+    apply_row(r, coef);
+    count_applied(s);
+  }
+
+  void count_applied(WorkerState& s) {
+    ++s.applied;
+    if (publish_) {
+      counters_[static_cast<std::size_t>(s.id)].value.store(s.applied, std::memory_order_relaxed);
+    }
+  }
+
+  void apply_row(std::uint32_t r, float coef) {
     const auto row = data_.row(r);
     const float* values = row.values.data();
     [[maybe_unused]] const std::uint32_t* indices = row.indices.data();
@@ -356,9 +533,6 @@ class Engine {
       if constexpr (kRegularised) v *= shrink[indices[k]];
       return v;
     });
-    ++s.applied;
-    if (publish_)
-      counters_[static_cast<std::size_t>(s.id)].value.store(s.applied, std::memory_order_relaxed);
   }
 
   void record(WorkerState& s, std::uint64_t others_at_read, std::int64_t read_ns) {
@@ -371,7 +545,14 @@ class Engine {
     std::pop_heap(s.pending.begin(), s.pending.end(), LaterFirst{});
     const Pending u = s.pending.back();
     s.pending.pop_back();
-    apply(s, u.row, u.coef);
+    if (u.count == 0) {
+      apply(s, u.row, u.coef);
+    } else {
+      const RowCoef* payload = s.pool.data() + std::size_t{u.row} * capacity_;
+      for (std::uint32_t i = 0; i < u.count; ++i) apply_row(payload[i].first, payload[i].second);
+      count_applied(s);
+      s.free_slots.push_back(u.row);
+    }
     if (u.measured) record(s, u.others_at_read, u.read_ns);
   }
 
@@ -398,6 +579,12 @@ class Engine {
   bool delayed_;
   bool publish_;
   bool coherence_;
+  bool timed_;
+  bool batched_;
+  bool mean_;
+  std::uint32_t capacity_;
+  std::int64_t window_ns_;
+  bool slow_;
 };
 
 void summarise_workers(const std::vector<WorkerState>& states, std::size_t n, Report& report) {
@@ -410,6 +597,15 @@ void summarise_workers(const std::vector<WorkerState>& states, std::size_t n, Re
     report.staleness.updates.merge(s.staleness.updates);
     report.staleness.nanos.merge(s.staleness.nanos);
     report.staleness_per_worker.push_back(s.staleness);
+    WorkerSummary summary;
+    summary.updates = s.applied;
+    summary.samples = s.samples;
+    summary.batch_sizes = s.batch_sizes;
+    if (summary.batch_sizes.count() == 0 && s.applied > 0) summary.batch_sizes.record(1, s.applied);
+    summary.windows_ns = s.windows_ns;
+    report.batch_sizes.merge(summary.batch_sizes);
+    report.windows_ns.merge(s.windows_ns);
+    report.workers.push_back(std::move(summary));
     for (std::size_t d = 0; d < s.injected.size(); ++d) report.injected_delays[d] += s.injected[d];
     coherence_sum.resize(s.coherence_sum.size(), 0.0);
     coherence_count.resize(s.coherence_sum.size(), 0);
@@ -482,18 +678,18 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
     shrink.resize(dim);
   }
 
-  auto evaluate_epoch = [&](EpochRecord& record) {
+  auto evaluate_epoch = [&](EpochRecord& record, bool with_test) {
     dispatch_loss(config.loss, [&](auto loss_type) {
       using Loss = decltype(loss_type);
       record.train = evaluate_mapped<Loss>(store.values(), config.l2, train_data, y_train, arena);
-      if (test_data) {
+      if (test_data && with_test) {
         record.test = evaluate_mapped<Loss>(store.values(), config.l2, *test_data, y_test, arena);
       }
     });
   };
 
   EpochRecord initial;
-  evaluate_epoch(initial);
+  evaluate_epoch(initial, true);
   report.epochs.push_back(initial);
   if (callbacks.on_epoch) callbacks.on_epoch(initial);
   const double initial_loss = initial.train->loss;
@@ -505,6 +701,12 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
   states.reserve(static_cast<std::size_t>(workers));
   for (int w = 0; w < workers; ++w) states.emplace_back(w, config, config.seed);
   std::vector<AppliedCounter> counters(static_cast<std::size_t>(workers));
+  const auto applied_updates = [&] {
+    std::uint64_t total = 0;
+    for (const auto& state : states) total += state.applied;
+    return total;
+  };
+  report.curve.push_back({0.0, 0, initial_loss});
   double eta = config.step;
   double elapsed = 0;
 
@@ -520,55 +722,80 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
       });
     }
 
-    const auto start = Clock::now();
-    dispatch_policy(config.policy, [&](auto policy_type) {
-      using P = decltype(policy_type);
-      dispatch_loss(config.loss, [&](auto loss_type) {
-        using Loss = decltype(loss_type);
-        auto run_epoch = [&](auto& engine) {
-          const auto slice_of = [&](int worker) {
-            const std::size_t begin = n * static_cast<std::size_t>(worker) / workers;
-            const std::size_t end = n * static_cast<std::size_t>(worker + 1) / workers;
-            return std::span<const std::uint32_t>(order.data() + begin, end - begin);
-          };
-          const auto window_of = [&](std::size_t pos, std::size_t len) {
-            return static_cast<std::size_t>(epoch - 1) * kCoherenceWindowsPerEpoch +
-                   pos * kCoherenceWindowsPerEpoch / std::max<std::size_t>(len, 1);
-          };
-          if (config.simulate > 0) {
-            // Virtual workers in lockstep, one step each per round: deterministic.
-            std::size_t rounds = 0;
-            for (int k = 0; k < workers; ++k) rounds = std::max(rounds, slice_of(k).size());
-            for (std::size_t t = 0; t < rounds; ++t) {
+    double seconds = 0;
+    const int segments = config.evals_per_epoch;
+    for (int segment = 0; segment < segments; ++segment) {
+      const bool last_segment = segment + 1 == segments;
+      const auto start = Clock::now();
+      dispatch_policy(config.policy, [&](auto policy_type) {
+        using P = decltype(policy_type);
+        dispatch_loss(config.loss, [&](auto loss_type) {
+          using Loss = decltype(loss_type);
+          auto run_segment = [&](auto& engine) {
+            // Worker w's share of this segment: positions [first, last) of its slice.
+            const auto slice_of = [&](int worker) {
+              const std::size_t begin = n * static_cast<std::size_t>(worker) / workers;
+              const std::size_t end = n * static_cast<std::size_t>(worker + 1) / workers;
+              return std::span<const std::uint32_t>(order.data() + begin, end - begin);
+            };
+            const auto part = [&](std::size_t len, int k) {
+              return len * static_cast<std::size_t>(k) / static_cast<std::size_t>(segments);
+            };
+            const auto window_of = [&](std::size_t pos, std::size_t len) {
+              return static_cast<std::size_t>(epoch - 1) * kCoherenceWindowsPerEpoch +
+                     pos * kCoherenceWindowsPerEpoch / std::max<std::size_t>(len, 1);
+            };
+            const auto finish = [&](WorkerState& state) {
+              engine.close_open_batch(state);
+              if (last_segment) engine.flush(state);
+            };
+            if (config.simulate > 0) {
+              // Virtual workers in lockstep, one step each per round: deterministic.
+              std::size_t rounds = 0;
               for (int k = 0; k < workers; ++k) {
-                const auto slice = slice_of(k);
-                if (t < slice.size()) engine.step(states[k], slice[t], window_of(t, slice.size()));
+                const auto len = slice_of(k).size();
+                rounds = std::max(rounds, part(len, segment + 1) - part(len, segment));
               }
+              for (std::size_t t = 0; t < rounds; ++t) {
+                for (int k = 0; k < workers; ++k) {
+                  const auto slice = slice_of(k);
+                  const std::size_t pos = part(slice.size(), segment) + t;
+                  if (pos < part(slice.size(), segment + 1)) {
+                    engine.step(states[k], slice[pos], window_of(pos, slice.size()));
+                  }
+                }
+              }
+              for (int k = 0; k < workers; ++k) finish(states[k]);
+            } else {
+              detail::run_workers(workers, [&](int worker) {
+                const auto slice = slice_of(worker);
+                auto& state = states[static_cast<std::size_t>(worker)];
+                const std::size_t end = part(slice.size(), segment + 1);
+                for (std::size_t pos = part(slice.size(), segment); pos < end; ++pos) {
+                  engine.step(state, slice[pos], window_of(pos, slice.size()));
+                }
+                finish(state);
+              });
             }
-            for (int k = 0; k < workers; ++k) engine.flush(states[k]);
+          };
+          if (config.l2 > 0) {
+            Engine<P, Loss, true> engine(store, train_data, y_train.data(), shrink.data(), eta_f,
+                                         counters, config);
+            run_segment(engine);
           } else {
-            detail::run_workers(workers, [&](int worker) {
-              const auto slice = slice_of(worker);
-              auto& state = states[static_cast<std::size_t>(worker)];
-              for (std::size_t t = 0; t < slice.size(); ++t) {
-                engine.step(state, slice[t], window_of(t, slice.size()));
-              }
-              engine.flush(state);
-            });
+            Engine<P, Loss, false> engine(store, train_data, y_train.data(), nullptr, eta_f,
+                                          counters, config);
+            run_segment(engine);
           }
-        };
-        if (config.l2 > 0) {
-          Engine<P, Loss, true> engine(store, train_data, y_train.data(), shrink.data(), eta_f,
-                                       counters, config);
-          run_epoch(engine);
-        } else {
-          Engine<P, Loss, false> engine(store, train_data, y_train.data(), nullptr, eta_f, counters,
-                                        config);
-          run_epoch(engine);
-        }
+        });
       });
-    });
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      seconds += std::chrono::duration<double>(Clock::now() - start).count();
+      if (!last_segment) {
+        EpochRecord probe;
+        evaluate_epoch(probe, false);
+        report.curve.push_back({elapsed + seconds, applied_updates(), probe.train->loss});
+      }
+    }
     elapsed += seconds;
     report.samples += n;
 
@@ -577,9 +804,10 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
     record.seconds = seconds;
     record.elapsed = elapsed;
     record.step = eta;
-    evaluate_epoch(record);
+    evaluate_epoch(record, true);
     const double loss = record.train->loss;
     report.epochs.push_back(record);
+    report.curve.push_back({elapsed, applied_updates(), loss});
     if (!std::isfinite(loss) || loss > config.divergence_factor * std::max(initial_loss, 1e-12)) {
       const std::string what =
           std::isfinite(loss)

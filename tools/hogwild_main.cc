@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 #include <tbb/global_control.h>
 
 #include <CLI/CLI.hpp>
@@ -121,6 +122,12 @@ struct TrainOptions {
   std::string model = "logistic";
   std::string policy = "racy";
   std::string delay = "none";
+  std::string schedule = "fixed:1";
+  std::string batch_reduce = "mean";
+  std::string worker_speed;
+  std::string straggler;
+  std::string pause;
+  CLI::App* command = nullptr;
   std::string json;
   std::string csv;
   bool compare_serial = false;
@@ -130,6 +137,7 @@ struct TrainOptions {
 void add_train(CLI::App& app, TrainOptions& o) {
   auto* cmd =
       app.add_subcommand("train", "Train a sparse linear model with lock-free parallel SGD.");
+  o.command = cmd;
   cmd->footer(std::string("The step is multiplied by --decay after each epoch. ") + kExitCodes);
   auto& c = o.config;
   cmd->add_option("--train", o.train, "training data (LIBSVM/SVMlight text)")->required();
@@ -171,6 +179,30 @@ void add_train(CLI::App& app, TrainOptions& o) {
                   "K virtual workers stepped round-robin in one thread, each with its own delay "
                   "ring: bit-reproducible for a seed (0 = real threads)")
       ->capture_default_str();
+  cmd->add_option("--schedule", o.schedule,
+                  "minibatches: fixed:B (B samples per update; --batch B is shorthand) or "
+                  "time:DURATION (e.g. time:200us: samples until the window has passed, then one "
+                  "update)")
+      ->capture_default_str();
+  cmd->add_option("--batch-reduce", o.batch_reduce,
+                  "an update is the mean of its samples' gradients (step independent of the batch "
+                  "size, as in the fixed-time minibatch analysis) or their sum")
+      ->capture_default_str();
+  cmd->add_option("--max-batch", c.schedule.max_batch,
+                  "a time window also closes after this many samples")
+      ->capture_default_str();
+  cmd->add_option("--worker-speed", o.worker_speed,
+                  "relative speed of each worker in (0, 1], e.g. 1,0.25: slower workers busy-wait "
+                  "(1/speed - 1) x their compute time after each sample");
+  cmd->add_option("--straggler", o.straggler,
+                  "shifted-exp:SHIFT:MEAN: every sample costs SHIFT plus an exponential extra "
+                  "with mean MEAN (busy-wait), e.g. shifted-exp:1us:4us");
+  cmd->add_option("--pause", o.pause,
+                  "P:DURATION: before each sample, a worker stalls for DURATION with probability P");
+  cmd->add_option("--evals-per-epoch", c.evals_per_epoch,
+                  "training-loss evaluations per epoch for the loss-against-time curve "
+                  "(evaluation time is excluded from training time)")
+      ->capture_default_str();
   cmd->add_option("--json", o.json, "write the full report (config, dataset, epochs) as JSON");
   cmd->add_option("--csv", o.csv, "write one row per epoch as CSV (for plotting)");
   cmd->add_flag("--compare-serial", o.compare_serial,
@@ -180,6 +212,12 @@ void add_train(CLI::App& app, TrainOptions& o) {
 
 std::string percent(const std::optional<hogwild::Evaluation>& e, bool classifier) {
   return e && classifier ? fmt::format("{:.2f}%", 100 * e->accuracy) : std::string("-");
+}
+
+std::vector<std::string> per_worker_means(const hogwild::Report& report) {
+  std::vector<std::string> means;
+  for (const auto& w : report.workers) means.push_back(fmt::format("{:.1f}", w.batch_sizes.mean()));
+  return means;
 }
 
 void print_epoch(const hogwild::EpochRecord& r, bool classifier) {
@@ -209,6 +247,23 @@ int run_train(TrainOptions& o) {
   config.loss = hogwild::parse_loss(o.model);
   config.policy = hogwild::parse_policy(o.policy);
   config.delay = hogwild::DelaySpec::parse(o.delay);
+  const auto max_batch = config.schedule.max_batch;
+  config.schedule = hogwild::ScheduleSpec::parse(o.schedule);
+  config.schedule.max_batch = max_batch;
+  if (auto* batch = o.command->get_option_no_throw("--batch"); batch && batch->count() > 0) {
+    if (o.command->get_option("--schedule")->count() > 0) {
+      throw hogwild::InputError("--batch: expected either --batch or --schedule, found both");
+    }
+    config.schedule = hogwild::ScheduleSpec::parse("fixed:" + batch->as<std::string>());
+  }
+  if (o.batch_reduce != "mean" && o.batch_reduce != "sum") {
+    throw hogwild::InputError(
+        fmt::format("--batch-reduce: expected mean or sum, found '{}'", o.batch_reduce));
+  }
+  config.schedule.mean = o.batch_reduce == "mean";
+  if (!o.worker_speed.empty()) config.speed.parse_speeds(o.worker_speed);
+  if (!o.straggler.empty()) config.speed.parse_straggler(o.straggler);
+  if (!o.pause.empty()) config.speed.parse_pause(o.pause);
   config.validate();
   const bool classifier = hogwild::is_classifier(config.loss);
 
@@ -234,6 +289,15 @@ int run_train(TrainOptions& o) {
   fmt::print("{}, {} thread{}: {} samples/s ({} samples in {:.3f} s of training)\n", o.policy,
              report.config.threads, report.config.threads == 1 ? "" : "s",
              human_rate(report.samples_per_second), report.samples, report.train_seconds);
+  if (config.schedule.kind == hogwild::ScheduleSpec::Kind::kTime || config.schedule.batch > 1) {
+    const auto& b = report.batch_sizes;
+    fmt::print("batch size: mean {:.1f} (p50 {}, p99 {}) over {} updates{}\n", b.mean(),
+               b.quantile(0.5), b.quantile(0.99), b.count(),
+               report.workers.size() > 1
+                   ? fmt::format("; per worker mean {}",
+                                 fmt::join(per_worker_means(report), ", "))
+                   : "");
+  }
   if (report.staleness.updates.count() > 0) {
     const auto& st = report.staleness;
     fmt::print(

@@ -11,5 +11,6 @@
 #include "hogwild/policy.h"
 #include "hogwild/random.h"
 #include "hogwild/report.h"
+#include "hogwild/schedule.h"
 #include "hogwild/staleness.h"
 #include "hogwild/trainer.h"

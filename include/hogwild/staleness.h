@@ -20,6 +20,13 @@ class Histogram {
     sum_ += static_cast<double>(value);
     if (value > max_) max_ = value;
   }
+  /// Adds `value` `times` times.
+  void record(std::uint64_t value, std::uint64_t times) {
+    counts_[bucket_of(value)] += times;
+    count_ += times;
+    sum_ += static_cast<double>(value) * static_cast<double>(times);
+    if (times > 0 && value > max_) max_ = value;
+  }
   /// Adds every value of `other`.
   void merge(const Histogram& other);
   /// Number of values recorded.

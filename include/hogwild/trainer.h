@@ -11,6 +11,7 @@
 #include "hogwild/delay.h"
 #include "hogwild/loss.h"
 #include "hogwild/param_store.h"
+#include "hogwild/schedule.h"
 #include "hogwild/staleness.h"
 
 namespace hogwild {
@@ -33,6 +34,9 @@ struct TrainConfig {
   double coherence_sample = 0.01;  ///< --coherence-sample: fraction of steps measured, 0 = off
   int coherence_lag = 1;           ///< --coherence-lag: compare with the gradient s steps back
   int simulate = 0;                ///< --simulate K: K virtual workers round-robin, one thread
+  ScheduleSpec schedule;           ///< --schedule fixed:B | time:DURATION (--batch B)
+  SpeedModel speed;                ///< --worker-speed, --straggler, --pause
+  int evals_per_epoch = 1;         ///< --evals-per-epoch: loss-curve points per epoch
 
   /// Checks ranges; throws InputError("--option: expected ..., found ...").
   void validate() const;
@@ -59,6 +63,21 @@ struct EpochRecord {
   std::optional<Evaluation> test;   ///< on the test data, if given
 };
 
+/// One point of the loss curve against wall-clock training time.
+struct CurvePoint {
+  double seconds = 0;         ///< training time so far (evaluation excluded)
+  std::uint64_t updates = 0;  ///< updates applied so far, all workers
+  double train_loss = 0;      ///< training loss at that moment
+};
+
+/// What one worker did.
+struct WorkerSummary {
+  std::uint64_t updates = 0;  ///< updates it applied
+  std::uint64_t samples = 0;  ///< samples it processed
+  Histogram batch_sizes;      ///< samples per update
+  Histogram windows_ns;       ///< time-window lengths (time schedule only)
+};
+
 /// The outcome of a run.
 struct Report {
   TrainConfig config;                        ///< the configuration, threads resolved
@@ -76,6 +95,10 @@ struct Report {
   std::vector<StalenessStats> staleness_per_worker;  ///< the same per worker
   std::vector<std::uint64_t> injected_delays;        ///< count of each injected delay value
   std::vector<CoherencePoint> coherence;             ///< gradient coherence over training
+  Histogram batch_sizes;                             ///< samples per update, all workers
+  Histogram windows_ns;                              ///< time-window lengths, all workers
+  std::vector<WorkerSummary> workers;                ///< per worker
+  std::vector<CurvePoint> curve;                     ///< train loss against time and updates
 };
 
 /// Hooks the trainer calls; all optional. Called on the caller's thread.
