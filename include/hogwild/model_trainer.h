@@ -1,0 +1,114 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hogwild/dataset.h"
+#include "hogwild/dense_dataset.h"
+#include "hogwild/optimizer.h"
+#include "hogwild/param_store.h"
+#include "hogwild/ratings.h"
+
+namespace hogwild {
+
+/// The models beyond sparse linear ones (those train with hogwild::train, trainer.h).
+enum class ModelKind {
+  kSoftmax,        ///< multinomial logistic regression, sparse or dense features
+  kMlp,            ///< ReLU hidden layers + softmax output, dense features
+  kFactorisation,  ///< matrix factorisation of ratings (`mf`)
+};
+
+/// Parses "softmax", "mlp" or "mf"; throws InputError otherwise.
+ModelKind parse_model_kind(std::string_view name);
+/// True when `name` is one of the model trainer's models (softmax, mlp, mf).
+bool is_model_kind(std::string_view name);
+/// The command-line name of a model.
+std::string_view to_string(ModelKind kind);
+
+/// Everything that defines a model training run; the report repeats it, resolved. Zero (or
+/// negative for l2) means "the model's default", so the short commands stay short.
+struct ModelConfig {
+  ModelKind model = ModelKind::kSoftmax;  ///< --model
+  std::vector<std::size_t> hidden{256};   ///< --hidden: MLP hidden layer widths
+  std::size_t rank = 10;                  ///< --rank: factorisation rank
+  double init_scale = 0.1;                ///< --init-scale: factorisation init deviation
+  OptimizerConfig optimizer;              ///< --optimizer and its hyper-parameters, --step
+  double l2 = -1;                         ///< --l2: L2 strength; < 0 = the model's default
+  std::size_t batch = 0;                  ///< --batch: minibatch size; 0 = the model's default
+  Policy policy = Policy::kRacy;          ///< --policy
+  int threads = 0;                        ///< --threads; 0 uses every core
+  int epochs = 10;                        ///< --epochs, >= 1
+  std::uint64_t seed = 1;                 ///< --seed: initialisation and shuffles
+
+  /// Checks ranges; throws InputError("--option: expected ..., found ...").
+  void validate() const;
+  /// The config with every default filled in (step, l2, batch, threads).
+  ModelConfig resolved() const;
+};
+
+/// One epoch's results; epoch 0 is the initial model. Absent values do not apply.
+struct ModelEpochRecord {
+  int epoch = 0;                         ///< 0 = before training
+  double seconds = 0;                    ///< training time of this epoch (no evaluation)
+  double elapsed = 0;                    ///< cumulative training time
+  double step = 0;                       ///< step size at the start of the epoch
+  double train_loss = 0;                 ///< mean loss on the training data (no regulariser)
+  std::optional<double> test_loss;       ///< mean loss on the test data
+  std::optional<double> train_accuracy;  ///< classifiers
+  std::optional<double> test_accuracy;   ///< classifiers with test data
+  std::optional<double> train_rmse;      ///< factorisation
+  std::optional<double> test_rmse;       ///< factorisation with test data
+};
+
+/// Shape of the data a model trained on.
+struct ModelDataStats {
+  std::string format;          ///< libsvm, idx or ratings
+  std::size_t rows = 0;        ///< training examples (ratings)
+  std::size_t features = 0;    ///< input dimension (classifiers)
+  std::size_t classes = 0;     ///< classifiers
+  std::size_t users = 0;       ///< factorisation
+  std::size_t items = 0;       ///< factorisation
+  std::size_t test_rows = 0;   ///< test examples, 0 without test data
+  std::size_t parameters = 0;  ///< model parameters
+};
+
+/// The outcome of a model training run.
+struct ModelReport {
+  ModelConfig config;                    ///< resolved configuration
+  ModelDataStats dataset;                ///< data shape
+  std::vector<double> class_labels;      ///< classifiers: class index -> label in the data
+  std::vector<ModelEpochRecord> epochs;  ///< epoch 0 (initial) then one per epoch
+  std::size_t samples = 0;               ///< examples processed in training
+  double train_seconds = 0;              ///< total training time, evaluation excluded
+  double samples_per_second = 0;         ///< samples / train_seconds
+  std::vector<float> weights;            ///< all parameters, in the model's layout
+};
+
+/// Hooks the model trainer calls on the caller's thread; all optional.
+struct ModelCallbacks {
+  std::function<void(const ModelEpochRecord&)> on_epoch;  ///< after each epoch's evaluation
+};
+
+/// Trains softmax regression on sparse (LIBSVM) data: labels are any values, mapped to classes
+/// in increasing order (the report keeps the mapping); test labels must be training classes.
+/// Hogwild workers (one std::jthread each) take minibatches from a seeded per-epoch shuffle.
+/// Throws InputError for a bad config or data, DivergenceError when the loss becomes NaN/Inf.
+ModelReport train_model(const ModelConfig& config, const Dataset& train, const Dataset* test,
+                        const ModelCallbacks& callbacks = {});
+/// Trains softmax regression or an MLP on dense (IDX) data.
+ModelReport train_model(const ModelConfig& config, const DenseDataset& train,
+                        const DenseDataset* test, const ModelCallbacks& callbacks = {});
+/// Trains matrix factorisation on ratings; epochs report train_rmse and test_rmse.
+ModelReport train_model(const ModelConfig& config, const Ratings& train, const Ratings* test,
+                        const ModelCallbacks& callbacks = {});
+
+/// The report as JSON with the top-level keys of the linear report (config, dataset, epochs,
+/// samples_per_second, final) plus classes for classifiers. `indent` < 0 gives one line.
+std::string to_json(const ModelReport& report, int indent = 2);
+
+}  // namespace hogwild

@@ -1,0 +1,538 @@
+#include "hogwild/model_trainer.h"
+
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_reduce.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <thread>
+
+#include "hogwild/error.h"
+#include "hogwild/policy.h"
+#include "model.h"
+#include "optimizer_kernel.h"
+#include "rng.h"
+#include "workers.h"
+
+namespace hogwild {
+
+ModelKind parse_model_kind(std::string_view name) {
+  if (name == "softmax") return ModelKind::kSoftmax;
+  if (name == "mlp") return ModelKind::kMlp;
+  if (name == "mf") return ModelKind::kFactorisation;
+  throw InputError(fmt::format("--model: expected one of softmax, mlp, mf; found '{}'", name));
+}
+
+bool is_model_kind(std::string_view name) {
+  return name == "softmax" || name == "mlp" || name == "mf";
+}
+
+std::string_view to_string(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::kSoftmax:
+      return "softmax";
+    case ModelKind::kMlp:
+      return "mlp";
+    case ModelKind::kFactorisation:
+      break;
+  }
+  return "mf";
+}
+
+void ModelConfig::validate() const {
+  auto fail = [](std::string_view option, std::string_view expected, auto found) {
+    throw InputError(fmt::format("--{}: expected {}, found {}", option, expected, found));
+  };
+  optimizer.validate();
+  if (threads < 0 || threads > 4096)
+    fail("threads", "a count in [1, 4096] (0 = all cores)", threads);
+  if (policy == Policy::kSerial && threads > 1) {
+    fail("threads", "1 with --policy serial (it runs one worker)", threads);
+  }
+  if (epochs < 1) fail("epochs", "at least 1", epochs);
+  if (batch > 65536) fail("batch", "a minibatch size in [1, 65536] (0 = default)", batch);
+  if (!std::isfinite(l2)) fail("l2", "a finite strength >= 0", l2);
+  if (model == ModelKind::kMlp) {
+    if (hidden.empty()) fail("hidden", "at least one hidden layer width", "none");
+    for (const auto h : hidden) {
+      if (h < 1 || h > 65536) fail("hidden", "layer widths in [1, 65536]", h);
+    }
+  }
+  if (model == ModelKind::kFactorisation) {
+    if (rank < 1 || rank > 4096) fail("rank", "a rank in [1, 4096]", rank);
+    if (!(init_scale >= 0) || !std::isfinite(init_scale)) {
+      fail("init-scale", "a finite deviation >= 0", init_scale);
+    }
+  }
+}
+
+ModelConfig ModelConfig::resolved() const {
+  ModelConfig c = *this;
+  if (c.policy == Policy::kSerial) c.threads = 1;
+  if (c.threads == 0)
+    c.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // Defaults per model, chosen on Fashion-MNIST (softmax, mlp) and generated ratings (mf).
+  const bool adaptive =
+      c.optimizer.kind == OptimizerKind::kAdam || c.optimizer.kind == OptimizerKind::kRmsprop;
+  switch (c.model) {
+    case ModelKind::kSoftmax:
+      if (c.batch == 0) c.batch = 16;
+      if (c.optimizer.step == 0) c.optimizer.step = adaptive ? 1e-3 : 0.1;
+      if (c.l2 < 0) c.l2 = 0;
+      break;
+    case ModelKind::kMlp:
+      if (c.batch == 0) c.batch = 32;
+      if (c.optimizer.step == 0) c.optimizer.step = adaptive ? 1e-3 : 0.1;
+      if (c.l2 < 0) c.l2 = 0;
+      break;
+    case ModelKind::kFactorisation:
+      if (c.batch == 0) c.batch = 1;
+      if (c.optimizer.step == 0) c.optimizer.step = adaptive ? 1e-2 : 0.05;
+      if (c.l2 < 0) c.l2 = 0.02;
+      break;
+  }
+  if (c.optimizer.kind == OptimizerKind::kAdagrad && optimizer.step == 0) c.optimizer.step = 0.05;
+  return c;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using detail::EvalSums;
+using detail::Model;
+
+// Per-worker buffers, allocated once per run so the hot loop does not allocate.
+struct WorkerState {
+  std::unique_ptr<detail::Workspace> workspace;
+  detail::OptimizerScratch scratch;
+  std::vector<float> local;  // gathered rows or the snapshot of all parameters
+  std::vector<float> grad;
+  std::vector<std::uint32_t> idx;   // coordinates of a sparse update
+  std::vector<std::uint32_t> rows;  // touched rows (with duplicates), then unique
+  std::vector<std::uint32_t> unique;
+  std::vector<std::int32_t> slot;  // row -> slot in `local`, -1 when not gathered
+  std::uint64_t updates = 0;
+};
+
+struct Evaluated {
+  double loss = 0;
+  double accuracy = 0;
+  double rmse = 0;
+};
+
+Evaluated evaluate_model(const Model& model, const float* w, bool test, tbb::task_arena& arena) {
+  const std::size_t n = model.examples(test);
+  const EvalSums sums = arena.execute([&] {
+    return tbb::parallel_reduce(
+        tbb::blocked_range<std::size_t>(0, n, 512), EvalSums{},
+        [&](const tbb::blocked_range<std::size_t>& range, EvalSums acc) {
+          acc += model.evaluate(w, test, range.begin(), range.end());
+          return acc;
+        },
+        [](EvalSums a, const EvalSums& b) { return a += b; });
+  });
+  const double count = static_cast<double>(std::max<std::size_t>(1, n));
+  return {sums.loss / count, static_cast<double>(sums.correct) / count,
+          std::sqrt(sums.squared_error / count)};
+}
+
+[[noreturn]] void diverged(int epoch, double loss, double step, std::string_view where) {
+  throw DivergenceError(fmt::format(
+      "epoch {}: {} loss became {}; the run diverged: try a smaller --step (this epoch used "
+      "{:.6g})",
+      epoch, where, loss, step));
+}
+
+// One worker's share of an epoch under policy P.
+template <class P>
+void run_slice(const ModelConfig& config, const Model& model, ParamStore& store,
+               detail::OptimizerState& state, WorkerState& ws, std::span<const std::uint32_t> slice,
+               int epoch, int threads, int worker, std::atomic<bool>& stop) {
+  const std::size_t width = model.row_width();
+  const std::size_t batch_size = config.batch;
+  const double step0 = config.optimizer.step;
+  const std::size_t batches = (slice.size() + batch_size - 1) / batch_size;
+  for (std::size_t b = 0; b < batches; ++b) {
+    if (stop.load(std::memory_order_relaxed)) return;
+    const std::size_t begin = b * batch_size;
+    const auto batch = slice.subspan(begin, std::min(batch_size, slice.size() - begin));
+    const double progress = (epoch - 1) + static_cast<double>(b) / static_cast<double>(batches);
+    const auto eta = static_cast<float>(config.optimizer.step_at(step0, epoch - 1, progress));
+    const double t = static_cast<double>(ws.updates * static_cast<std::uint64_t>(threads) +
+                                         static_cast<std::uint64_t>(worker) + 1);
+    ++ws.updates;
+    double loss;
+    if (width > 0) {
+      // Gather the touched rows (the Hogwild! read), compute, write back only those rows.
+      ws.rows.clear();
+      model.touched_rows(batch, ws.rows);
+      std::size_t count = 0;
+      for (const auto r : ws.rows) {
+        if (ws.slot[r] < 0) {
+          ws.slot[r] = static_cast<std::int32_t>(count);
+          ws.unique[count++] = r;
+        }
+      }
+      const float* w = store.data();
+      for (std::size_t s = 0; s < count; ++s) {
+        const std::size_t base = std::size_t{ws.unique[s]} * width;
+        for (std::size_t c = 0; c < width; ++c) {
+          ws.local[s * width + c] = P::load(w[base + c]);
+          ws.idx[s * width + c] = static_cast<std::uint32_t>(base + c);
+        }
+      }
+      std::fill_n(ws.grad.begin(), count * width, 0.0f);
+      detail::ParamView view{ws.local.data(), ws.slot.data(), width, {ws.unique.data(), count}};
+      loss = model.gradient(batch, view, ws.grad.data(), ws.workspace.get());
+      detail::apply_step<P>(config.optimizer, store, state,
+                            {{ws.idx.data(), count * width}, {ws.grad.data(), count * width}}, eta,
+                            t, ws.scratch);
+      for (std::size_t s = 0; s < count; ++s) ws.slot[ws.unique[s]] = -1;
+    } else {
+      detail::ParamView view;
+      if constexpr (P::kConcurrent) {
+        // Other workers write while this one reads: take the snapshot with relaxed loads.
+        const float* w = store.data();
+        for (std::size_t i = 0; i < store.size(); ++i) ws.local[i] = P::load(w[i]);
+        view.values = ws.local.data();
+      } else {
+        view.values = store.data();
+      }
+      loss = model.gradient(batch, view, ws.grad.data(), ws.workspace.get());
+      detail::apply_step<P>(config.optimizer, store, state, {{}, {ws.grad.data(), store.size()}},
+                            eta, t, ws.scratch);
+    }
+    if (!std::isfinite(loss)) {
+      stop.store(true, std::memory_order_relaxed);
+      diverged(epoch, loss, eta, "minibatch");
+    }
+  }
+}
+
+ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats,
+                std::vector<double> class_labels, const ModelCallbacks& callbacks) {
+  ModelReport report;
+  report.config = raw.resolved();
+  const ModelConfig& config = report.config;
+  const int threads = config.threads;
+  const bool classifier = model.classifier();
+  const bool has_test = model.examples(true) > 0;
+  stats.parameters = model.num_params();
+  report.dataset = std::move(stats);
+  report.class_labels = std::move(class_labels);
+
+  const std::size_t n = model.examples(false);
+  if (n == 0) throw InputError("training data: expected at least one example, found none");
+  if (n > std::numeric_limits<std::uint32_t>::max()) {
+    throw InputError(fmt::format("training data: expected at most 2^32-1 examples, found {}", n));
+  }
+  const std::size_t params = model.num_params();
+  if (params > std::numeric_limits<std::uint32_t>::max()) {
+    throw InputError(fmt::format("model: expected at most 2^32-1 parameters, found {}", params));
+  }
+  ParamStore store(params);
+  model.init(store.values(), config.seed);
+  detail::OptimizerState state(config.optimizer.kind, params);
+  tbb::task_arena arena(threads);
+
+  const std::size_t width = model.row_width();
+  std::vector<std::unique_ptr<WorkerState>> workers;
+  for (int worker = 0; worker < threads; ++worker) {
+    auto ws = std::make_unique<WorkerState>();
+    ws->workspace = model.workspace(config.batch);
+    std::size_t update_size = params;
+    if (width > 0) {
+      const std::size_t row_count = params / width;
+      const std::size_t max_rows =
+          std::min(row_count, config.batch * model.max_rows_per_example() + 1);
+      update_size = max_rows * width;
+      ws->slot.assign(row_count, -1);
+      ws->unique.resize(max_rows);
+      ws->idx.resize(update_size);
+      ws->rows.reserve(config.batch * model.max_rows_per_example() + 1);
+    }
+    ws->local.resize(update_size);
+    ws->grad.resize(update_size);
+    ws->scratch = detail::OptimizerScratch(update_size);
+    workers.push_back(std::move(ws));
+  }
+
+  auto record_epoch = [&](ModelEpochRecord& record) {
+    const float* w = store.data();  // workers have joined: plain reads are safe
+    const Evaluated train = evaluate_model(model, w, false, arena);
+    record.train_loss = train.loss;
+    if (classifier) record.train_accuracy = train.accuracy;
+    if (!classifier) record.train_rmse = train.rmse;
+    if (has_test) {
+      const Evaluated test = evaluate_model(model, w, true, arena);
+      record.test_loss = test.loss;
+      if (classifier) record.test_accuracy = test.accuracy;
+      if (!classifier) record.test_rmse = test.rmse;
+    }
+    report.epochs.push_back(record);
+    if (!std::isfinite(record.train_loss))
+      diverged(record.epoch, record.train_loss, record.step, "training");
+    if (callbacks.on_epoch) callbacks.on_epoch(record);
+  };
+
+  ModelEpochRecord initial;
+  initial.step = config.optimizer.step;
+  record_epoch(initial);
+
+  std::vector<std::uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  double elapsed = 0;
+  for (int epoch = 1; epoch <= config.epochs; ++epoch) {
+    detail::Rng rng(detail::derive_seed(config.seed, static_cast<std::uint64_t>(epoch)));
+    for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+    std::atomic<bool> stop{false};
+    const auto start = Clock::now();
+    dispatch_policy(config.policy, [&](auto policy_type) {
+      using P = decltype(policy_type);
+      detail::run_workers(threads, [&](int worker) {
+        const std::size_t begin = n * static_cast<std::size_t>(worker) / threads;
+        const std::size_t end = n * static_cast<std::size_t>(worker + 1) / threads;
+        run_slice<P>(config, model, store, state, *workers[static_cast<std::size_t>(worker)],
+                     {order.data() + begin, end - begin}, epoch, threads, worker, stop);
+      });
+    });
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    elapsed += seconds;
+    report.samples += n;
+    ModelEpochRecord record;
+    record.epoch = epoch;
+    record.seconds = seconds;
+    record.elapsed = elapsed;
+    record.step = config.optimizer.step_at(config.optimizer.step, epoch - 1, epoch - 1);
+    record_epoch(record);
+  }
+  report.train_seconds = elapsed;
+  report.samples_per_second = elapsed > 0 ? static_cast<double>(report.samples) / elapsed : 0.0;
+  report.weights = store.snapshot();
+  return report;
+}
+
+// Maps label values to class indices 0..k-1 in increasing order of value.
+template <class Label>
+std::vector<double> class_values(const std::vector<Label>& labels) {
+  std::vector<double> values(labels.begin(), labels.end());
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  return values;
+}
+
+template <class Label>
+std::vector<std::int32_t> class_indices(const std::vector<Label>& labels,
+                                        const std::vector<double>& classes,
+                                        std::string_view source) {
+  std::map<double, std::int32_t> index;
+  for (std::size_t c = 0; c < classes.size(); ++c) index[classes[c]] = static_cast<std::int32_t>(c);
+  std::vector<std::int32_t> y(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const auto it = index.find(static_cast<double>(labels[i]));
+    if (it == index.end()) {
+      throw InputError(
+          fmt::format("{}: expected labels among the {} training classes, found {} in example {}",
+                      source, classes.size(), labels[i], i + 1));
+    }
+    y[i] = it->second;
+  }
+  return y;
+}
+
+std::string name_of(const std::string& source, std::string_view fallback) {
+  return source.empty() ? std::string(fallback) : source;
+}
+
+void need_classes(const std::vector<double>& classes, const std::string& source) {
+  if (classes.size() < 2) {
+    throw InputError(
+        fmt::format("{}: expected at least two label classes, found {}", source, classes.size()));
+  }
+}
+
+}  // namespace
+
+ModelReport train_model(const ModelConfig& config, const Dataset& train, const Dataset* test,
+                        const ModelCallbacks& callbacks) {
+  config.validate();
+  if (config.model != ModelKind::kSoftmax) {
+    throw InputError(fmt::format(
+        "--model: expected softmax for LIBSVM data ({} needs {}), found {}",
+        to_string(config.model),
+        config.model == ModelKind::kMlp ? "dense features: --format idx" : "--format ratings",
+        to_string(config.model)));
+  }
+  const std::string train_name = name_of(train.source, "training data");
+  if (train.rows() == 0)
+    throw InputError(train_name + ": expected at least one example, found none");
+  const auto classes = class_values(train.labels);
+  need_classes(classes, train_name);
+  auto y_train = class_indices(train.labels, classes, train_name);
+  std::vector<std::int32_t> y_test;
+  if (test) y_test = class_indices(test->labels, classes, name_of(test->source, "test data"));
+  const std::size_t features = std::max<std::size_t>(1, train.num_features);
+  const auto model =
+      detail::make_sparse_softmax(train, std::move(y_train), test, std::move(y_test), features,
+                                  classes.size(), static_cast<float>(config.resolved().l2));
+  ModelDataStats stats{
+      "libsvm", train.rows(), features, classes.size(), 0, 0, test ? test->rows() : 0, 0};
+  return run(config, *model, stats, classes, callbacks);
+}
+
+ModelReport train_model(const ModelConfig& config, const DenseDataset& train,
+                        const DenseDataset* test, const ModelCallbacks& callbacks) {
+  config.validate();
+  if (config.model == ModelKind::kFactorisation) {
+    throw InputError(
+        "--model: expected softmax or mlp for IDX data (mf needs --format ratings), found mf");
+  }
+  const std::string train_name = name_of(train.source, "training data");
+  if (train.rows() == 0)
+    throw InputError(train_name + ": expected at least one example, found none");
+  if (test && test->cols != train.cols) {
+    throw InputError(fmt::format("{}: expected {} features per example (as in {}), found {}",
+                                 name_of(test->source, "test data"), train.cols, train_name,
+                                 test->cols));
+  }
+  const auto classes = class_values(train.labels);
+  need_classes(classes, train_name);
+  auto y_train = class_indices(train.labels, classes, train_name);
+  std::vector<std::int32_t> y_test;
+  if (test) y_test = class_indices(test->labels, classes, name_of(test->source, "test data"));
+  const auto l2 = static_cast<float>(config.resolved().l2);
+  const auto model = config.model == ModelKind::kMlp
+                         ? detail::make_mlp(train, std::move(y_train), test, std::move(y_test),
+                                            classes.size(), config.hidden, l2)
+                         : detail::make_dense_softmax(train, std::move(y_train), test,
+                                                      std::move(y_test), classes.size(), l2);
+  ModelDataStats stats{
+      "idx", train.rows(), train.cols, classes.size(), 0, 0, test ? test->rows() : 0, 0};
+  return run(config, *model, stats, classes, callbacks);
+}
+
+ModelReport train_model(const ModelConfig& config, const Ratings& train, const Ratings* test,
+                        const ModelCallbacks& callbacks) {
+  config.validate();
+  if (config.model != ModelKind::kFactorisation) {
+    throw InputError(
+        fmt::format("--model: expected mf for ratings data, found {}", to_string(config.model)));
+  }
+  if (train.size() == 0) {
+    throw InputError(name_of(train.source, "training data") +
+                     ": expected at least one rating, found none");
+  }
+  const auto resolved = config.resolved();
+  const auto model =
+      detail::make_factorisation(train, test, resolved.rank, static_cast<float>(resolved.l2),
+                                 static_cast<float>(resolved.init_scale));
+  ModelDataStats stats{"ratings",
+                       train.size(),
+                       0,
+                       0,
+                       std::max(train.num_users, test ? test->num_users : 0),
+                       std::max(train.num_items, test ? test->num_items : 0),
+                       test ? test->size() : 0,
+                       0};
+  return run(config, *model, stats, {}, callbacks);
+}
+
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
+
+ordered_json config_json(const ModelConfig& c) {
+  const auto& o = c.optimizer;
+  ordered_json j{{"model", to_string(c.model)}};
+  if (c.model == ModelKind::kMlp) j["hidden"] = c.hidden;
+  if (c.model == ModelKind::kFactorisation) {
+    j["rank"] = c.rank;
+    j["init_scale"] = c.init_scale;
+  }
+  j["optimizer"] = to_string(o.kind);
+  j["step"] = o.step;
+  j["schedule"] = to_string(o.schedule);
+  if (o.schedule == Schedule::kEpoch) j["decay"] = o.decay;
+  if (o.schedule == Schedule::kInverse || o.schedule == Schedule::kInverseSqrt) {
+    j["schedule_scale"] = o.schedule_scale;
+  }
+  switch (o.kind) {
+    case OptimizerKind::kMomentum:
+    case OptimizerKind::kNesterov:
+      j["momentum"] = o.momentum;
+      break;
+    case OptimizerKind::kRmsprop:
+      j["rho"] = o.rho;
+      j["epsilon"] = o.epsilon;
+      break;
+    case OptimizerKind::kAdagrad:
+      j["epsilon"] = o.epsilon;
+      break;
+    case OptimizerKind::kAdam:
+      j["beta1"] = o.beta1;
+      j["beta2"] = o.beta2;
+      j["epsilon"] = o.epsilon;
+      break;
+    case OptimizerKind::kSgd:
+      break;
+  }
+  j["clip_norm"] = o.clip_norm;
+  j["l2"] = c.l2;
+  j["batch"] = c.batch;
+  j["policy"] = to_string(c.policy);
+  j["threads"] = c.threads;
+  j["epochs"] = c.epochs;
+  j["seed"] = c.seed;
+  return j;
+}
+
+ordered_json epoch_json(const ModelEpochRecord& e) {
+  ordered_json j{{"epoch", e.epoch},
+                 {"seconds", e.seconds},
+                 {"elapsed", e.elapsed},
+                 {"step", e.step},
+                 {"train_loss", number(e.train_loss)}};
+  if (e.test_loss) j["test_loss"] = number(*e.test_loss);
+  if (e.train_accuracy) j["train_accuracy"] = *e.train_accuracy;
+  if (e.test_accuracy) j["test_accuracy"] = *e.test_accuracy;
+  if (e.train_rmse) j["train_rmse"] = number(*e.train_rmse);
+  if (e.test_rmse) j["test_rmse"] = number(*e.test_rmse);
+  return j;
+}
+
+}  // namespace
+
+std::string to_json(const ModelReport& report, int indent) {
+  const auto& s = report.dataset;
+  ordered_json dataset{{"format", s.format}, {"rows", s.rows}};
+  if (s.format == "ratings") {
+    dataset["users"] = s.users;
+    dataset["items"] = s.items;
+  } else {
+    dataset["features"] = s.features;
+    dataset["classes"] = s.classes;
+  }
+  dataset["test_rows"] = s.test_rows;
+  dataset["parameters"] = s.parameters;
+  ordered_json json{{"config", config_json(report.config)}, {"dataset", dataset}};
+  if (!report.class_labels.empty()) json["classes"] = report.class_labels;
+  ordered_json epochs = ordered_json::array();
+  for (const auto& e : report.epochs) epochs.push_back(epoch_json(e));
+  json["epochs"] = std::move(epochs);
+  json["samples"] = report.samples;
+  json["train_seconds"] = report.train_seconds;
+  json["samples_per_second"] = report.samples_per_second;
+  json["final"] = report.epochs.empty() ? ordered_json::object() : epoch_json(report.epochs.back());
+  return json.dump(indent);
+}
+
+}  // namespace hogwild
