@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "cli_models.h"
 #include "hogwild/hogwild.h"
 
 namespace {
@@ -351,6 +352,10 @@ int main(int argc, char** argv) {
   add_gen_sparse(*gen, gen_sparse);
   TrainOptions train;
   add_train(app, train);
+  hogwild_cli::ModelOptions models;
+  hogwild_cli::add_model_options(*app.get_subcommand("train"), models);
+  hogwild_cli::GenRatingsOptions gen_ratings;
+  hogwild_cli::add_gen_ratings(*gen, gen_ratings);
   std::string info_path;
   auto* info = app.add_subcommand("info", "Print statistics of a LIBSVM file.");
   info->add_option("file", info_path, "LIBSVM/SVMlight file")->required();
@@ -380,6 +385,10 @@ int main(int argc, char** argv) {
   try {
     if (gen->got_subcommand("sparse")) return run_gen_sparse(gen_sparse);
     if (app.got_subcommand("info")) return run_info(info_path);
+    if (gen->got_subcommand("ratings")) return hogwild_cli::run_gen_ratings(gen_ratings);
+    if (app.got_subcommand("train") && hogwild_cli::routes_to_models(*app.get_subcommand("train"), models)) {
+      return hogwild_cli::run_model_train(*app.get_subcommand("train"), models);
+    }
     if (app.got_subcommand("train")) return run_train(train);
   } catch (const hogwild::InputError& e) {
     fmt::print(stderr, "hogwild: {}\n", e.what());

@@ -1,0 +1,154 @@
+// The command line of the model trainer: gen ratings, train --format idx|ratings|libsvm with
+// --model softmax|mlp|mf, reports, and the errors of its options.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "rng.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path work_dir() {
+  static const fs::path dir = [] {
+    auto d = fs::temp_directory_path() / ("hogwild_cli_models_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result run(const std::string& args) {
+  const auto out = work_dir() / "stdout.txt";
+  const auto err = work_dir() / "stderr.txt";
+  const std::string command = std::string(HOGWILD_CLI) + " " + args + " >" + out.string() + " 2>" +
+                              err.string() + " </dev/null";
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+std::string path(const std::string& name) { return (work_dir() / name).string(); }
+
+// Writes gzip IDX images (n x 4 x 4: class c lights up row c) and their labels, standard names.
+void write_idx(const std::string& prefix, std::size_t n, std::uint64_t seed) {
+  std::string images{'\0', '\0', '\x08', '\x03'};
+  std::string labels{'\0', '\0', '\x08', '\x01'};
+  auto size = [](std::string& s, std::uint32_t v) {
+    for (int b = 3; b >= 0; --b) s.push_back(static_cast<char>((v >> (8 * b)) & 0xff));
+  };
+  size(images, static_cast<std::uint32_t>(n));
+  size(images, 4);
+  size(images, 4);
+  size(labels, static_cast<std::uint32_t>(n));
+  hogwild::detail::Rng rng(seed);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<int>(rng.below(4));
+    labels.push_back(static_cast<char>(c));
+    for (int p = 0; p < 16; ++p) {
+      const double v = (p / 4 == c ? 180 : 0) + 60 * rng.uniform();
+      images.push_back(static_cast<char>(static_cast<unsigned char>(v)));
+    }
+  }
+  for (const auto& [name, bytes] : {std::pair{prefix + "-images-idx3-ubyte.gz", images},
+                                    std::pair{prefix + "-labels-idx1-ubyte.gz", labels}}) {
+    gzFile f = gzopen(path(name).c_str(), "wb");
+    REQUIRE(f != nullptr);
+    gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+    gzclose(f);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("gen ratings then train mf reaches the noise level, with rmse in the report") {
+  const auto g =
+      run("gen ratings --users 300 --items 200 --rank 3 --density 0.25 --noise 0.3 "
+          "--seed 4 --out " +
+          path("r.txt") + " --test-out " + path("r_test.txt") + " --test-fraction 0.1");
+  INFO(g.err);
+  REQUIRE(g.code == 0);
+  const auto r = run("train --format ratings --train " + path("r.txt") + " --test " +
+                     path("r_test.txt") + " --rank 3 --epochs 15 --threads 2 --json " +
+                     path("mf.json") + " --csv " + path("mf.csv"));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("test_rmse") != std::string::npos);
+  const auto json = nlohmann::json::parse(slurp(path("mf.json")));
+  CHECK(json["config"]["model"] == "mf");
+  CHECK(json["final"]["test_rmse"].get<double>() < 0.33);
+  CHECK(slurp(path("mf.csv")).rfind("epoch,seconds,elapsed,step,train_loss", 0) == 0);
+  const auto bad = run("gen ratings --density 0.9 --out " + path("x.txt"));
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--density: expected a fraction in (0, 0.5]") != std::string::npos);
+  const auto no_test = run("gen ratings --out " + path("x.txt") + " --test-fraction 0.1");
+  CHECK(no_test.code == 2);
+  CHECK(no_test.err.find("--test-out") != std::string::npos);
+}
+
+TEST_CASE("train --format idx finds the labels, trains softmax and mlp, reports accuracy") {
+  write_idx("train", 800, 1);
+  write_idx("t10k", 200, 2);
+  for (const std::string model : {"softmax", "mlp --hidden 16,8"}) {
+    CAPTURE(model);
+    const auto r = run("train --format idx --train " + path("train-images-idx3-ubyte.gz") +
+                       " --test " + path("t10k-images-idx3-ubyte.gz") + " --model " + model +
+                       " --epochs 4 --threads 2 --optimizer momentum --json " + path("idx.json"));
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto json = nlohmann::json::parse(slurp(path("idx.json")));
+    CHECK(json["final"]["test_accuracy"].get<double>() > 0.95);
+    CHECK(json["dataset"]["features"] == 16);
+    CHECK(json["classes"].size() == 4);
+  }
+  const auto missing = run("train --format idx --train " + path("r.txt"));
+  CHECK(missing.code == 2);
+  CHECK(missing.err.find("expected a labels file beside the images") != std::string::npos);
+}
+
+TEST_CASE("model options are checked and --model logistic keeps the linear trainer") {
+  write_idx("small", 100, 3);
+  const std::string images = " --train " + path("small-images-idx3-ubyte.gz");
+  auto expect = [&](const std::string& args, const char* text) {
+    const auto r = run("train" + args);
+    CAPTURE(args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(text) != std::string::npos);
+  };
+  expect(" --format idx" + images + " --optimizer lbfgs", "--optimizer: expected one of sgd");
+  expect(" --format idx" + images + " --model mlp --hidden 256,x", "--hidden: expected");
+  expect(" --format idx" + images + " --model mf", "mf needs --format ratings");
+  expect(" --format csv" + images, "--format: expected one of libsvm, idx, ratings");
+  expect(" --format idx" + images + " --beta1 1", "--beta1: expected a factor in [0, 1)");
+  expect(" --format idx" + images + " --step-schedule sometimes", "--step-schedule: expected");
+  // The linear models still run through the original trainer on LIBSVM text.
+  std::ofstream(path("tiny.svm")) << "1 1:1\n-1 2:1\n1 1:0.5\n-1 2:0.5\n";
+  const auto linear = run("train --train " + path("tiny.svm") + " --model logistic --epochs 2");
+  INFO(linear.err);
+  CHECK(linear.code == 0);
+  const auto softmax = run("train --train " + path("tiny.svm") + " --model softmax --epochs 2");
+  INFO(softmax.err);
+  CHECK(softmax.code == 0);
+  CHECK(softmax.out.find("model: softmax") != std::string::npos);
+}
