@@ -28,7 +28,7 @@ struct Chunk {
   std::vector<float> values;
   std::vector<float> labels;
   std::size_t lines = 0;
-  std::uint32_t max_index = 0;  // 1 + largest 0-based index seen
+  std::uint32_t max_index = 0;                               // 1 + largest 0-based index seen
   std::optional<std::pair<std::size_t, std::string>> error;  // chunk-local line, message
 };
 
@@ -45,12 +45,40 @@ std::string quote(std::string_view token) {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
+// from_chars reports a range error, and leaves the value alone, both when a number is too large
+// for a float and when it is too small; `token` (already known to be a well-formed number) is
+// told apart by the decimal order of its leading digit, so that 1e-50 reads as 0 (as strtof
+// would round it) instead of being called infinite.
+float out_of_range_value(std::string_view token) {
+  const bool negative = !token.empty() && token.front() == '-';
+  if (!token.empty() && (token.front() == '-' || token.front() == '+')) token.remove_prefix(1);
+  const std::size_t exponent_at = std::min(token.find_first_of("eE"), token.size());
+  const std::string_view mantissa = token.substr(0, exponent_at);
+  const std::size_t point = std::min(mantissa.find('.'), mantissa.size());
+  const std::size_t lead = mantissa.find_first_not_of("0.");
+  if (lead == std::string_view::npos) return negative ? -0.0f : 0.0f;
+  // Order of magnitude of the leading digit, e.g. 0 for 5.1, 2 for 512, -3 for 0.005.
+  const long long digits_order = lead < point ? static_cast<long long>(point - lead - 1)
+                                              : -static_cast<long long>(lead - point);
+  long long exponent = 0;
+  if (exponent_at < token.size()) {
+    std::string_view e = token.substr(exponent_at + 1);
+    const bool exponent_negative = !e.empty() && e.front() == '-';
+    if (!e.empty() && (e.front() == '-' || e.front() == '+')) e.remove_prefix(1);
+    for (const char c : e) exponent = std::min(exponent * 10 + (c - '0'), 1'000'000'000'000LL);
+    if (exponent_negative) exponent = -exponent;
+  }
+  const float magnitude =
+      digits_order + exponent < 0 ? 0.0f : std::numeric_limits<float>::infinity();
+  return negative ? -magnitude : magnitude;
+}
+
 std::optional<float> parse_float(std::string_view token) {
   if (token.size() > 1 && token.front() == '+' && token[1] != '-') token.remove_prefix(1);
   float value = 0;
   const auto* end = token.data() + token.size();
   const auto [ptr, ec] = std::from_chars(token.data(), end, value);
-  if (ec == std::errc::result_out_of_range) return std::numeric_limits<float>::infinity();
+  if (ec == std::errc::result_out_of_range && ptr == end) return out_of_range_value(token);
   if (ec != std::errc() || ptr != end) return std::nullopt;
   return value;
 }
@@ -88,7 +116,8 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
     const std::string_view value_text = token.substr(colon + 1);
     if (index_text == "qid") {
       std::uint64_t qid = 0;
-      const auto [p, ec] = std::from_chars(value_text.data(), value_text.data() + value_text.size(), qid);
+      const auto [p, ec] =
+          std::from_chars(value_text.data(), value_text.data() + value_text.size(), qid);
       if (ec != std::errc() || p != value_text.data() + value_text.size()) {
         chunk.indices.resize(row_begin);
         chunk.values.resize(row_begin);
@@ -101,7 +130,8 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
     const auto [p, ec] = std::from_chars(index_text.data(), index_end, index);
     std::optional<std::string> error;
     if (ec == std::errc::result_out_of_range ||
-        (ec == std::errc() && p == index_end && index > std::numeric_limits<std::uint32_t>::max())) {
+        (ec == std::errc() && p == index_end &&
+         index > std::numeric_limits<std::uint32_t>::max())) {
       error = fmt::format("expected a feature index <= {}, found {}",
                           std::numeric_limits<std::uint32_t>::max(), quote(index_text));
     } else if (ec != std::errc() || p != index_end) {
@@ -157,7 +187,8 @@ void parse_chunk(Chunk& chunk) {
 }
 
 int resolve_threads(int threads) {
-  return threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return threads > 0 ? threads
+                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace
@@ -184,7 +215,8 @@ Dataset parse_libsvm(std::string_view text, std::string_view name,
 
   tbb::task_arena arena(threads);
   arena.execute([&] {
-    tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t c) { parse_chunk(chunks[c]); });
+    tbb::parallel_for(std::size_t{0}, chunks.size(),
+                      [&](std::size_t c) { parse_chunk(chunks[c]); });
   });
 
   std::size_t line_base = 0;
@@ -202,9 +234,9 @@ Dataset parse_libsvm(std::string_view text, std::string_view name,
     max_index = std::max(max_index, chunk.max_index);
   }
   if (rows == 0) {
-    throw InputError(fmt::format(
-        "{}:{}: expected at least one example 'label index:value ...', found {}", name,
-        line_base + 1, text.empty() ? "an empty file" : "only blank or comment lines"));
+    throw InputError(
+        fmt::format("{}:{}: expected at least one example 'label index:value ...', found {}", name,
+                    line_base + 1, text.empty() ? "an empty file" : "only blank or comment lines"));
   }
 
   Dataset data;
@@ -256,7 +288,8 @@ void write_libsvm(const Dataset& data, std::ostream& out) {
     }
     text[b] = fmt::to_string(buffer);
   });
-  for (const auto& block : text) out.write(block.data(), static_cast<std::streamsize>(block.size()));
+  for (const auto& block : text)
+    out.write(block.data(), static_cast<std::streamsize>(block.size()));
 }
 
 void write_libsvm(const Dataset& data, const std::filesystem::path& path) {

@@ -1,0 +1,115 @@
+#pragma once
+
+// The LIBSVM reader's contract, checked on arbitrary bytes by the fuzzer (fuzz_libsvm.cc) and
+// on the seed corpus and regression inputs by tests/test_fuzz_regressions.cc. On any input,
+// parse_libsvm either returns a Dataset whose invariants hold, and which survives a write/read
+// round trip unchanged, or throws InputError with one line "NAME:LINE: expected ...". Any
+// other outcome (another exception type, a malformed message, a broken invariant, a crash
+// caught by the sanitizers) is a bug.
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "hogwild/dataset.h"
+#include "hogwild/error.h"
+#include "hogwild/libsvm.h"
+
+namespace hogwild::fuzz {
+
+/// What parse_libsvm did with one input.
+struct Outcome {
+  bool parsed = false;    ///< returned a Dataset
+  std::string error;      ///< the InputError message when it did not
+  std::string violation;  ///< what broke the contract; empty when it held
+};
+
+/// Returns what is wrong with a Dataset the reader returned for `name`, or "".
+inline std::string dataset_violation(const Dataset& d, std::string_view name) {
+  const std::size_t rows = d.labels.size();
+  if (rows == 0) return "returned a dataset with no rows";
+  if (d.row_offsets.size() != rows + 1) return "row_offsets.size() != rows + 1";
+  if (d.row_offsets.front() != 0) return "row_offsets[0] != 0";
+  if (d.row_offsets.back() != d.indices.size()) return "row_offsets.back() != nnz";
+  if (d.indices.size() != d.values.size()) return "indices and values differ in size";
+  if (d.source != name) return "source is not the name passed in";
+  std::size_t max_feature = 0;
+  for (std::size_t i = 0; i < rows; ++i) {
+    if (!std::isfinite(d.labels[i])) return "non-finite label in row " + std::to_string(i);
+    const auto begin = d.row_offsets[i];
+    const auto end = d.row_offsets[i + 1];
+    if (end < begin || end > d.indices.size()) {
+      return "row_offsets not monotone at row " + std::to_string(i);
+    }
+    for (auto k = begin; k < end; ++k) {
+      if (d.indices[k] >= d.num_features) {
+        return "index >= num_features in row " + std::to_string(i);
+      }
+      if (k > begin && d.indices[k] <= d.indices[k - 1]) {
+        return "indices not strictly increasing in row " + std::to_string(i);
+      }
+      if (!std::isfinite(d.values[k])) return "non-finite value in row " + std::to_string(i);
+      max_feature = std::max<std::size_t>(max_feature, std::size_t{d.indices[k]} + 1);
+    }
+  }
+  if (d.num_features != max_feature) return "num_features is not 1 + the largest index";
+  return "";
+}
+
+/// Returns what is wrong with an InputError message for input `text` named `name`, or "".
+inline std::string message_violation(std::string_view message, std::string_view text,
+                                     std::string_view name) {
+  const std::string prefix = std::string(name) + ":";
+  if (message.substr(0, prefix.size()) != prefix) return "message does not start with the name";
+  std::string_view rest = message.substr(prefix.size());
+  std::size_t digits = 0;
+  std::uint64_t line = 0;
+  while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9' && digits < 19) {
+    line = line * 10 + static_cast<std::uint64_t>(rest[digits] - '0');
+    ++digits;
+  }
+  if (digits == 0 || digits >= rest.size() || rest[digits] != ':') {
+    return "message does not continue with ':<line>:'";
+  }
+  // Line numbers are 1-based; one past the last line is allowed for "no example found".
+  std::uint64_t newlines = 0;
+  for (const char c : text) newlines += c == '\n';
+  if (line == 0 || line > newlines + 2) return "line number outside the input";
+  if (rest.substr(digits + 1, 10) != " expected ") return "message does not say what was expected";
+  if (message.find_first_of("\n\r") != std::string_view::npos) return "message spans lines";
+  return "";
+}
+
+/// Parses `text` and checks the contract.
+inline Outcome check_libsvm(std::string_view text, std::string_view name = "fuzz.svm",
+                            int threads = 1) {
+  Outcome outcome;
+  try {
+    const Dataset d = parse_libsvm(text, name, {.threads = threads});
+    outcome.parsed = true;
+    outcome.violation = dataset_violation(d, name);
+    if (!outcome.violation.empty()) return outcome;
+    // What the reader accepted, the writer writes and the reader reads back exactly.
+    std::ostringstream out;
+    write_libsvm(d, out);
+    const Dataset back = parse_libsvm(out.str(), name, {.threads = threads});
+    if (back.row_offsets != d.row_offsets || back.indices != d.indices || back.values != d.values ||
+        back.labels != d.labels || back.num_features != d.num_features) {
+      outcome.violation = "write_libsvm output does not read back to the same dataset";
+    }
+  } catch (const InputError& e) {
+    outcome.error = e.what();
+    outcome.violation = message_violation(outcome.error, text, name);
+  } catch (const std::exception& e) {
+    outcome.violation = std::string("threw something other than InputError: ") + e.what();
+  } catch (...) {
+    outcome.violation = "threw a non-std exception";
+  }
+  return outcome;
+}
+
+}  // namespace hogwild::fuzz
