@@ -34,7 +34,8 @@ ordered_json config_json(const TrainConfig& c) {
                       {"worker_speed", c.speed.speeds},
                       {"straggler", c.speed.straggler_text},
                       {"pause", c.speed.pause_text},
-                      {"evals_per_epoch", c.evals_per_epoch}};
+                      {"evals_per_epoch", c.evals_per_epoch},
+                      {"sharding", c.dynamic_sharding ? "dynamic" : "static"}};
 }
 
 // Summary of a histogram; `scale` converts recorded units to reported ones.
@@ -134,10 +135,12 @@ std::string to_json(const Report& report, int indent) {
                                    {"samples", w.samples}});
   }
   json["batch_size"] = std::move(batch);
-  if (report.windows_ns.count() > 0) json["window_micros"] = histogram_json(report.windows_ns, 1e-3);
+  if (report.windows_ns.count() > 0)
+    json["window_micros"] = histogram_json(report.windows_ns, 1e-3);
   ordered_json curve = ordered_json::array();
   for (const auto& p : report.curve) {
-    curve.push_back({{"seconds", p.seconds}, {"updates", p.updates}, {"train_loss", number(p.train_loss)}});
+    curve.push_back(
+        {{"seconds", p.seconds}, {"updates", p.updates}, {"train_loss", number(p.train_loss)}});
   }
   json["curve"] = std::move(curve);
   json["delay"] = {{"spec", report.config.delay.text},

@@ -60,9 +60,10 @@ ScheduleSpec ScheduleSpec::parse(std::string_view spec) {
     s.window_ns = parse_duration_ns(arg, "--schedule time:DURATION");
     return s;
   }
-  throw InputError(fmt::format("--schedule: expected fixed:B or time:DURATION (e.g. time:200us), "
-                               "found '{}'",
-                               spec));
+  throw InputError(
+      fmt::format("--schedule: expected fixed:B or time:DURATION (e.g. time:200us), "
+                  "found '{}'",
+                  spec));
 }
 
 void SpeedModel::parse_speeds(std::string_view text) {
@@ -71,7 +72,8 @@ void SpeedModel::parse_speeds(std::string_view text) {
   std::size_t begin = 0;
   while (begin <= text.size()) {
     const auto comma = text.find(',', begin);
-    const auto item = text.substr(begin, comma == std::string_view::npos ? text.npos : comma - begin);
+    const auto item =
+        text.substr(begin, comma == std::string_view::npos ? text.npos : comma - begin);
     double v = 0;
     if (!parse_number(item, v) || !(v > 0 && v <= 1)) {
       throw InputError(fmt::format(
@@ -95,8 +97,10 @@ void SpeedModel::parse_straggler(std::string_view text) {
         "found '{}'",
         text));
   }
-  straggler_shift_ns = static_cast<double>(parse_duration_ns(rest.substr(0, colon), "--straggler SHIFT"));
-  straggler_mean_ns = static_cast<double>(parse_duration_ns(rest.substr(colon + 1), "--straggler MEAN"));
+  straggler_shift_ns =
+      static_cast<double>(parse_duration_ns(rest.substr(0, colon), "--straggler SHIFT"));
+  straggler_mean_ns =
+      static_cast<double>(parse_duration_ns(rest.substr(colon + 1), "--straggler MEAN"));
 }
 
 void SpeedModel::parse_pause(std::string_view text) {

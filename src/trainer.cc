@@ -7,6 +7,7 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <numeric>
@@ -54,15 +55,23 @@ void TrainConfig::validate() const {
          threads);
   }
   if (simulate > 0 && schedule.kind == ScheduleSpec::Kind::kTime) {
-    throw InputError("--schedule: expected fixed:B with --simulate (time windows are wall-clock, "
-                     "simulation is deterministic), found '" + schedule.text + "'");
+    throw InputError(
+        "--schedule: expected fixed:B with --simulate (time windows are wall-clock, "
+        "simulation is deterministic), found '" +
+        schedule.text + "'");
   }
   if (simulate > 0 && speed.active()) {
-    throw InputError("--simulate: expected no speed model (--worker-speed, --straggler, --pause "
-                     "inject wall-clock costs into real threads)");
+    throw InputError(
+        "--simulate: expected no speed model (--worker-speed, --straggler, --pause "
+        "inject wall-clock costs into real threads)");
   }
   if (!speed.speeds.empty() && static_cast<int>(speed.speeds.size()) != workers()) {
     fail("worker-speed", fmt::format("{} speeds, one per worker", workers()), speed.speeds.size());
+  }
+  if (simulate > 0 && dynamic_sharding) {
+    throw InputError(
+        "--sharding: expected static with --simulate (virtual workers step in "
+        "lockstep), found dynamic");
   }
   if (evals_per_epoch < 1 || evals_per_epoch > 1000) {
     fail("evals-per-epoch", "a count in [1, 1000]", evals_per_epoch);
@@ -259,8 +268,10 @@ struct alignas(kCacheLine) WorkerState {
         coherence_sum(static_cast<std::size_t>(config.epochs) * kCoherenceWindowsPerEpoch, 0.0),
         coherence_count(coherence_sum.size(), 0) {
     pending.reserve(config.delay.max_delay() + 1);
-    if (config.speed.active()) speed.emplace(config.speed, worker, derive_seed(seed_base, 0x5bee0000u + worker));
-    const bool batched = config.schedule.kind == ScheduleSpec::Kind::kTime || config.schedule.batch > 1;
+    if (config.speed.active())
+      speed.emplace(config.speed, worker, derive_seed(seed_base, 0x5bee0000u + worker));
+    const bool batched =
+        config.schedule.kind == ScheduleSpec::Kind::kTime || config.schedule.batch > 1;
     if (batched) {
       const std::size_t capacity = config.schedule.capacity();
       batch.reserve(capacity);
@@ -268,7 +279,8 @@ struct alignas(kCacheLine) WorkerState {
         // One slot per update that can be pending at once: the payloads' whole storage.
         const std::size_t slots = config.delay.max_delay() + 2;
         pool.resize(slots * capacity);
-        for (std::size_t slot = slots; slot > 0; --slot) free_slots.push_back(static_cast<std::uint32_t>(slot - 1));
+        for (std::size_t slot = slots; slot > 0; --slot)
+          free_slots.push_back(static_cast<std::uint32_t>(slot - 1));
       }
     }
   }
@@ -284,9 +296,9 @@ struct alignas(kCacheLine) WorkerState {
   std::vector<double> coherence_sum;
   std::vector<std::uint64_t> coherence_count;
   StalenessStats staleness;
-  Histogram batch_sizes;          // samples per update (minibatch paths)
-  Histogram windows_ns;           // time windows' lengths
-  std::vector<RowCoef> batch;     // the open minibatch: (row, g)
+  Histogram batch_sizes;       // samples per update (minibatch paths)
+  Histogram windows_ns;        // time windows' lengths
+  std::vector<RowCoef> batch;  // the open minibatch: (row, g)
   std::uint32_t batch_samples = 0;
   bool batch_measured = false;
   std::uint64_t batch_others_at_read = 0;
@@ -294,7 +306,7 @@ struct alignas(kCacheLine) WorkerState {
   std::int64_t window_start_ns = 0;
   std::uint32_t clock_stride = 1;  // samples between clock checks in a time window
   std::uint32_t clock_countdown = 1;
-  std::vector<RowCoef> pool;      // delayed batches' payloads, `capacity` pairs per slot
+  std::vector<RowCoef> pool;  // delayed batches' payloads, `capacity` pairs per slot
   std::vector<std::uint32_t> free_slots;
   std::optional<SpeedSampler> speed;
   std::uint64_t samples = 0;
@@ -402,7 +414,8 @@ class Engine {
   void step_batched(WorkerState& s, std::uint32_t r) {
     std::int64_t sample_start = 0;
     if (slow_) {
-      if (const double pause = s.speed->pause_ns(); pause > 0) busy_wait(now_ns() + static_cast<std::int64_t>(pause));
+      if (const double pause = s.speed->pause_ns(); pause > 0)
+        busy_wait(now_ns() + static_cast<std::int64_t>(pause));
       sample_start = now_ns();
     }
     if (s.batch_samples == 0) {
@@ -416,7 +429,8 @@ class Engine {
     const auto row = data_.row(r);
     const float* w = store_.data();
     float m = 0;
-    for (std::size_t k = 0; k < row.indices.size(); ++k) m += P::load(w[row.indices[k]]) * row.values[k];
+    for (std::size_t k = 0; k < row.indices.size(); ++k)
+      m += P::load(w[row.indices[k]]) * row.values[k];
     const float g = Loss::derivative(m, y_[r]);
     bool has_update = true;
     if constexpr (!kRegularised) has_update = g != 0.0f;
@@ -458,7 +472,8 @@ class Engine {
   void close_batch(WorkerState& s) {
     if (timed_) {
       const std::int64_t now = now_ns();
-      s.windows_ns.record(static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - s.window_start_ns)));
+      s.windows_ns.record(
+          static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - s.window_start_ns)));
     }
     const float scale = -eta_ / (mean_ ? static_cast<float>(s.batch_samples) : 1.0f);
     if (!s.batch.empty()) {
@@ -472,7 +487,8 @@ class Engine {
         const std::uint32_t slot = s.free_slots.back();
         s.free_slots.pop_back();
         RowCoef* payload = s.pool.data() + std::size_t{slot} * capacity_;
-        for (std::size_t i = 0; i < s.batch.size(); ++i) payload[i] = {s.batch[i].first, scale * s.batch[i].second};
+        for (std::size_t i = 0; i < s.batch.size(); ++i)
+          payload[i] = {s.batch[i].first, scale * s.batch[i].second};
         const std::uint32_t d = s.delays.next();
         ++s.injected[d];
         s.pending.push_back(Pending{s.step + d, s.seq++, s.batch_others_at_read, s.batch_read_ns,
@@ -766,6 +782,25 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
                 }
               }
               for (int k = 0; k < workers; ++k) finish(states[k]);
+            } else if (config.dynamic_sharding) {
+              // Workers claim chunks of this segment of the shuffle from a shared cursor (one
+              // atomic add per chunk), so a slow worker processes fewer samples.
+              constexpr std::size_t kChunk = 256;
+              const std::size_t seg_begin = part(n, segment);
+              const std::size_t seg_end = part(n, segment + 1);
+              std::atomic<std::size_t> cursor{seg_begin};
+              detail::run_workers(workers, [&](int worker) {
+                auto& state = states[static_cast<std::size_t>(worker)];
+                for (;;) {
+                  const std::size_t first = cursor.fetch_add(kChunk, std::memory_order_relaxed);
+                  if (first >= seg_end) break;
+                  const std::size_t last = std::min(seg_end, first + kChunk);
+                  for (std::size_t pos = first; pos < last; ++pos) {
+                    engine.step(state, order[pos], window_of(pos, n));
+                  }
+                }
+                finish(state);
+              });
             } else {
               detail::run_workers(workers, [&](int worker) {
                 const auto slice = slice_of(worker);

@@ -110,7 +110,7 @@ TEST_CASE("bad usage and bad data exit 2 with one clear line") {
       {"train --train " + path("train.svm") + " --step 0", "--step"},
       {"train --train " + path("train.svm") + " --epochs abc", "--epochs"},
       {"train", "--train is required"},
-      {"frobnicate", "unknown command 'frobnicate'; expected one of gen, train, info"},
+      {"frobnicate", "unknown command 'frobnicate'; expected one of gen, train, sweep, info"},
       {"gen sparse --out " + path("x.svm") + " --nnz-per-row 0", "--nnz-per-row"},
   };
   for (const auto& c : cases) {
@@ -138,4 +138,51 @@ TEST_CASE("--help explains the options and exit codes") {
                              "--step", "--decay", "--l2", "--seed", "--json", "Exit codes"}) {
     CHECK(r.out.find(option) != std::string::npos);
   }
+}
+
+TEST_CASE("sweep runs a 2x2 grid, records a failed run, and resumes without rerunning") {
+  generate();
+  const auto out = work_dir() / "sweep";
+  fs::remove_all(out);
+  const std::string args = "sweep --out " + out.string() +
+                           " --grid threads=1,2 --grid step=0.5,1e9 --train " + path("train.svm") +
+                           " --epochs 2 --target-loss 0.6";
+  const auto first = run(args);
+  INFO(first.err);
+  REQUIRE(first.code == 0);
+  std::size_t reports = 0;
+  for (const auto& entry : fs::directory_iterator(out))
+    reports += entry.path().extension() == ".json";
+  CHECK(reports == 2);  // the two diverging runs leave no report
+  const std::string csv = slurp(out / "results.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 5);  // header + 4 rows
+  CHECK(csv.rfind("threads,step,status,error,", 0) == 0);
+  CHECK(csv.find("1,0.5,ok,") != std::string::npos);
+  CHECK(csv.find("2,1e9,failed (exit 3),") != std::string::npos);
+  CHECK(csv.find("the run diverged") != std::string::npos);
+  CHECK(first.err.find("[4/4]") != std::string::npos);
+  CHECK(first.err.find("ETA") != std::string::npos);
+
+  // Resume: finished runs are skipped (their reports are not rewritten).
+  const auto stamp = fs::last_write_time(out / "threads=1__step=0.5.json");
+  const auto second = run(args);
+  REQUIRE(second.code == 0);
+  CHECK(second.err.find("threads=1__step=0.5: ok (existing report)") != std::string::npos);
+  CHECK(fs::last_write_time(out / "threads=1__step=0.5.json") == stamp);
+  CHECK(std::count(second.err.begin(), second.err.end(), '\n') == 5);
+
+  // A 2x2 grid where every run succeeds gives 4 reports.
+  const auto ok_out = work_dir() / "sweep_ok";
+  fs::remove_all(ok_out);
+  const auto ok = run("sweep --out " + ok_out.string() +
+                      " --grid threads=1,2 --grid policy=racy,atomic --train " + path("train.svm") +
+                      " --epochs 1");
+  REQUIRE(ok.code == 0);
+  reports = 0;
+  for (const auto& entry : fs::directory_iterator(ok_out))
+    reports += entry.path().extension() == ".json";
+  CHECK(reports == 4);
+  const std::string ok_csv = slurp(ok_out / "results.csv");
+  CHECK(std::count(ok_csv.begin(), ok_csv.end(), '\n') == 5);
+  CHECK(run("sweep --out " + ok_out.string() + " --grid threads").code == 2);
 }

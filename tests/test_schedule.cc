@@ -32,7 +32,8 @@ TEST_CASE("schedule and speed-model options parse; bad ones say what was expecte
                        "--schedule: expected fixed:B with B a batch size in [1, 1048576], found "
                        "'fixed:0'",
                        InputError);
-  CHECK_THROWS_WITH_AS(ScheduleSpec::parse("time:200"), doctest::Contains("with a unit"), InputError);
+  CHECK_THROWS_WITH_AS(ScheduleSpec::parse("time:200"), doctest::Contains("with a unit"),
+                       InputError);
   CHECK_THROWS_WITH_AS(ScheduleSpec::parse("time:-1ms"), doctest::Contains("positive"), InputError);
   CHECK_THROWS_WITH_AS(ScheduleSpec::parse("sometimes"),
                        "--schedule: expected fixed:B or time:DURATION (e.g. time:200us), found "
@@ -53,8 +54,8 @@ TEST_CASE("schedule and speed-model options parse; bad ones say what was expecte
   c = {};
   c.simulate = 4;
   c.schedule = ScheduleSpec::parse("time:1ms");
-  CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("--schedule: expected fixed:B with --simulate"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      c.validate(), doctest::Contains("--schedule: expected fixed:B with --simulate"), InputError);
 }
 
 TEST_CASE("fixed:B: every update has exactly B samples") {
@@ -126,8 +127,9 @@ TEST_CASE("time windows are respected: at most W plus one clock stride and one s
   // The clock is read every batch/32 samples, so a window overshoots by at most 1/32 of its
   // samples plus the one in flight; stated slack: W/8 (the stride, with samples slower than
   // the previous window's) plus 50 us (a sample, the clock, a short interruption).
-  // p99, not max: a thread the OS preempts mid-window cannot keep any bound.
-  CHECK(static_cast<double>(w.quantile(0.99)) < 200e3 * (1 + 1.0 / 8) + 50e3);
+  // p90, not max: a window during which the OS preempts the thread cannot keep any bound,
+  // and on a shared 2-core machine a few of ~100 windows are preempted.
+  CHECK(static_cast<double>(w.quantile(0.9)) < 200e3 * (1 + 1.0 / 8) + 50e3);
   // Windows end at epoch boundaries too (a partial window is closed there), so the median is
   // the meaningful lower check.
   CHECK(static_cast<double>(w.quantile(0.5)) >= 200e3 * 0.97);
@@ -189,4 +191,23 @@ TEST_CASE("delayed minibatches: every computed update is applied") {
       CHECK(r.curve.size() == 3);
     }
   }
+}
+
+TEST_CASE("dynamic sharding: every sample once, and a slow worker takes fewer") {
+  const auto p = problem(20000);
+  TrainConfig c;
+  c.threads = 2;
+  c.epochs = 2;
+  c.dynamic_sharding = true;
+  const auto even = train(c, p.train, nullptr);
+  REQUIRE(even.workers.size() == 2);
+  CHECK(even.workers[0].samples + even.workers[1].samples == 40000);
+  CHECK(even.updates_applied == 40000);  // logistic, one sample per update
+  c.speed.parse_speeds("1,0.25");
+  const auto skewed = train(c, p.train, nullptr);
+  CHECK(skewed.workers[0].samples + skewed.workers[1].samples == 40000);
+  MESSAGE("samples: fast " << skewed.workers[0].samples << ", quarter-speed "
+                           << skewed.workers[1].samples);
+  // Expected about 4:1; stated bound 2:1 (the slow worker busy-waits 3x its compute time).
+  CHECK(skewed.workers[0].samples > 2 * skewed.workers[1].samples);
 }

@@ -18,6 +18,7 @@
 
 #include "cli_models.h"
 #include "hogwild/hogwild.h"
+#include "sweep.h"
 
 namespace {
 
@@ -125,6 +126,7 @@ struct TrainOptions {
   std::string delay = "none";
   std::string schedule = "fixed:1";
   std::string batch_reduce = "mean";
+  std::string sharding = "static";
   std::string worker_speed;
   std::string straggler;
   std::string pause;
@@ -200,6 +202,10 @@ void add_train(CLI::App& app, TrainOptions& o) {
                   "with mean MEAN (busy-wait), e.g. shifted-exp:1us:4us");
   cmd->add_option("--pause", o.pause,
                   "P:DURATION: before each sample, a worker stalls for DURATION with probability P");
+  cmd->add_option("--sharding", o.sharding,
+                  "static: each worker gets an equal slice of every epoch; dynamic: workers claim "
+                  "chunks of 256 samples as they go, so faster workers process more")
+      ->capture_default_str();
   cmd->add_option("--evals-per-epoch", c.evals_per_epoch,
                   "training-loss evaluations per epoch for the loss-against-time curve "
                   "(evaluation time is excluded from training time)")
@@ -262,6 +268,11 @@ int run_train(TrainOptions& o) {
         fmt::format("--batch-reduce: expected mean or sum, found '{}'", o.batch_reduce));
   }
   config.schedule.mean = o.batch_reduce == "mean";
+  if (o.sharding != "static" && o.sharding != "dynamic") {
+    throw hogwild::InputError(
+        fmt::format("--sharding: expected static or dynamic, found '{}'", o.sharding));
+  }
+  config.dynamic_sharding = o.sharding == "dynamic";
   if (!o.worker_speed.empty()) config.speed.parse_speeds(o.worker_speed);
   if (!o.straggler.empty()) config.speed.parse_straggler(o.straggler);
   if (!o.pause.empty()) config.speed.parse_pause(o.pause);
@@ -356,6 +367,8 @@ int main(int argc, char** argv) {
   hogwild_cli::add_model_options(*app.get_subcommand("train"), models);
   hogwild_cli::GenRatingsOptions gen_ratings;
   hogwild_cli::add_gen_ratings(*gen, gen_ratings);
+  hogwild_cli::SweepOptions sweep;
+  auto* sweep_cmd = hogwild_cli::add_sweep(app, sweep);
   std::string info_path;
   auto* info = app.add_subcommand("info", "Print statistics of a LIBSVM file.");
   info->add_option("file", info_path, "LIBSVM/SVMlight file")->required();
@@ -385,6 +398,10 @@ int main(int argc, char** argv) {
   try {
     if (gen->got_subcommand("sparse")) return run_gen_sparse(gen_sparse);
     if (app.got_subcommand("info")) return run_info(info_path);
+    if (app.got_subcommand("sweep")) {
+      sweep.train_args = sweep_cmd->remaining();
+      return hogwild_cli::run_sweep(sweep);
+    }
     if (gen->got_subcommand("ratings")) return hogwild_cli::run_gen_ratings(gen_ratings);
     if (app.got_subcommand("train") && hogwild_cli::routes_to_models(*app.get_subcommand("train"), models)) {
       return hogwild_cli::run_model_train(*app.get_subcommand("train"), models);

@@ -15,12 +15,12 @@ namespace hogwild {
 struct ScheduleSpec {
   /// Fixed-size or fixed-time minibatches.
   enum class Kind { kFixed, kTime };
-  Kind kind = Kind::kFixed;         ///< family
-  std::uint32_t batch = 1;          ///< fixed: samples per update
-  std::int64_t window_ns = 0;       ///< time: the window in nanoseconds
-  std::uint32_t max_batch = 4096;   ///< time: a window also closes after this many samples
-  bool mean = true;                 ///< update with the mean (true) or the sum of the gradients
-  std::string text = "fixed:1";     ///< the spec as given
+  Kind kind = Kind::kFixed;        ///< family
+  std::uint32_t batch = 1;         ///< fixed: samples per update
+  std::int64_t window_ns = 0;      ///< time: the window in nanoseconds
+  std::uint32_t max_batch = 4096;  ///< time: a window also closes after this many samples
+  bool mean = true;                ///< update with the mean (true) or the sum of the gradients
+  std::string text = "fixed:1";    ///< the spec as given
 
   /// Parses `fixed:B` or `time:DURATION`; throws InputError("--schedule: ...").
   static ScheduleSpec parse(std::string_view spec);
@@ -34,14 +34,14 @@ std::int64_t parse_duration_ns(std::string_view text, std::string_view option);
 
 /// Injected heterogeneity, per worker, realised by busy-waiting so timings stay precise.
 struct SpeedModel {
-  std::vector<double> speeds;        ///< --worker-speed: relative speeds in (0, 1], per worker
-  double straggler_shift_ns = 0;     ///< --straggler shifted-exp:SHIFT:MEAN: fixed extra cost
-  double straggler_mean_ns = 0;      ///< ... plus an exponential extra cost with this mean
-  double pause_probability = 0;      ///< --pause P:DURATION: chance of a stall before a sample
-  double pause_ns = 0;               ///< ... and its length
-  std::string speeds_text;           ///< the options as given, for the report
-  std::string straggler_text;        ///< "
-  std::string pause_text;            ///< "
+  std::vector<double> speeds;     ///< --worker-speed: relative speeds in (0, 1], per worker
+  double straggler_shift_ns = 0;  ///< --straggler shifted-exp:SHIFT:MEAN: fixed extra cost
+  double straggler_mean_ns = 0;   ///< ... plus an exponential extra cost with this mean
+  double pause_probability = 0;   ///< --pause P:DURATION: chance of a stall before a sample
+  double pause_ns = 0;            ///< ... and its length
+  std::string speeds_text;        ///< the options as given, for the report
+  std::string straggler_text;     ///< "
+  std::string pause_text;         ///< "
 
   /// Parses `--worker-speed 1,1,0.5`; throws InputError("--worker-speed: ...").
   void parse_speeds(std::string_view text);

@@ -37,6 +37,9 @@ struct TrainConfig {
   ScheduleSpec schedule;           ///< --schedule fixed:B | time:DURATION (--batch B)
   SpeedModel speed;                ///< --worker-speed, --straggler, --pause
   int evals_per_epoch = 1;         ///< --evals-per-epoch: loss-curve points per epoch
+  /// --sharding: `static` gives each worker an equal slice of every epoch's shuffle;
+  /// `dynamic` lets workers claim chunks of it as they go, so faster workers take more.
+  bool dynamic_sharding = false;
 
   /// Checks ranges; throws InputError("--option: expected ..., found ...").
   void validate() const;
