@@ -89,7 +89,7 @@ ModelConfig ModelConfig::resolved() const {
       break;
     case ModelKind::kMlp:
       if (c.batch == 0) c.batch = 32;
-      if (c.optimizer.step == 0) c.optimizer.step = adaptive ? 1e-3 : 0.1;
+      if (c.optimizer.step == 0) c.optimizer.step = adaptive ? 1e-3 : 0.2;
       if (c.l2 < 0) c.l2 = 0;
       break;
     case ModelKind::kFactorisation:
@@ -98,7 +98,14 @@ ModelConfig ModelConfig::resolved() const {
       if (c.l2 < 0) c.l2 = 0.02;
       break;
   }
-  if (c.optimizer.kind == OptimizerKind::kAdagrad && optimizer.step == 0) c.optimizer.step = 0.05;
+  if (optimizer.step == 0) {
+    // Momentum multiplies the effective step by 1 / (1 - mu): keep the SGD default's scale.
+    if (c.optimizer.kind == OptimizerKind::kMomentum ||
+        c.optimizer.kind == OptimizerKind::kNesterov) {
+      c.optimizer.step *= 1 - c.optimizer.momentum;
+    }
+    if (c.optimizer.kind == OptimizerKind::kAdagrad) c.optimizer.step = 0.05;
+  }
   return c;
 }
 
@@ -240,7 +247,9 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
   ParamStore store(params);
   model.init(store.values(), config.seed);
   detail::OptimizerState state(config.optimizer.kind, params);
-  tbb::task_arena arena(threads);
+  // Evaluation uses at most the cores there are (more workers than cores is allowed).
+  tbb::task_arena arena(
+      std::min(threads, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))));
 
   const std::size_t width = model.row_width();
   std::vector<std::unique_ptr<WorkerState>> workers;
