@@ -186,3 +186,42 @@ TEST_CASE("sweep runs a 2x2 grid, records a failed run, and resumes without reru
   CHECK(std::count(ok_csv.begin(), ok_csv.end(), '\n') == 5);
   CHECK(run("sweep --out " + ok_out.string() + " --grid threads").code == 2);
 }
+
+TEST_CASE("tools/plot turns a sweep CSV and reports into PNG figures") {
+  generate();
+  const auto out = work_dir() / "plot_sweep";
+  fs::remove_all(out);
+  REQUIRE(run("sweep --out " + out.string() +
+              " --grid threads=1,2 --grid delay=none,const:4 --train " + path("train.svm") +
+              " --epochs 2 --evals-per-epoch 3 --target-loss 0.65")
+              .code == 0);
+  const auto figures = work_dir() / "figures";
+  fs::remove_all(figures);
+  const std::string command =
+      std::string(HOGWILD_SOURCE_DIR) + "/tools/plot " + (out / "results.csv").string() + " " +
+      (out / "threads=2__delay=const_4.json").string() + " " +
+      (out / "threads=2__delay=none.json").string() + " --out " + figures.string() + " >/dev/null";
+  REQUIRE(std::system(command.c_str()) == 0);
+  const char* expected[] = {"loss_vs_time.png",
+                            "loss_vs_updates.png",
+                            "staleness.png",
+                            "batch_size.png",
+                            "coherence.png",
+                            "results_final_train_loss.png",
+                            "results_samples_per_second.png",
+                            "results_normalised.png"};
+  for (const char* name : expected) {
+    CAPTURE(name);
+    const auto file = figures / name;
+    REQUIRE(fs::exists(file));
+    CHECK(fs::file_size(file) > 5000);
+    const std::string bytes = slurp(file);
+    CHECK(bytes.substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
+  }
+  // Input that is neither a report nor a sweep CSV: exit 2 with a message.
+  std::ofstream(path("not_a_report.json")) << "{oops";
+  CHECK(WEXITSTATUS(
+            std::system((std::string(HOGWILD_SOURCE_DIR) + "/tools/plot " +
+                         path("not_a_report.json") + " --out " + figures.string() + " 2>/dev/null")
+                            .c_str())) == 2);
+}

@@ -7,6 +7,7 @@ packages=(
   libtbb-dev libeigen3-dev libfmt-dev libbenchmark-dev doctest-dev libcli11-dev nlohmann-json3-dev
   zlib1g-dev            # IDX files are read straight from their .gz
   dataset-fashion-mnist # /usr/share/datasets/fashion-mnist: the softmax and MLP examples
+  python3-matplotlib    # tools/plot (figures from reports and sweeps) and its test
 )
 packages+=("$@")
 
