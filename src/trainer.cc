@@ -48,8 +48,8 @@ void TrainConfig::validate() const {
   if (coherence_lag < 1 || coherence_lag > 1 << 16) {
     fail("coherence-lag", "a lag in [1, 65536] steps", coherence_lag);
   }
-  if (simulate < 0 || simulate > 1 << 16)
-    fail("simulate", "a count of virtual workers in [1, 65536]", simulate);
+  if (simulate < 0 || simulate > 1024)
+    fail("simulate", "a count of virtual workers in [1, 1024]", simulate);
   if (simulate > 0 && threads > 1) {
     fail("threads", "1 (or 0) with --simulate, which steps its virtual workers in one thread",
          threads);
