@@ -7,7 +7,7 @@
 # Each configuration runs REPS times, interleaved with the others; medians are printed.
 #
 #   bench/e2e.sh                       defaults: HOGWILD=build/release/hogwild REPS=3
-#   REPS=5 THREADS="1 2" EPOCHS=10 bench/e2e.sh
+#   REPS=5 THREADS="1 2" EPOCHS=10 SKLEARN_ALPHA=1e-6 bench/e2e.sh
 #
 # Columns: train s = time in the training loop only (hogwild: sum of epoch times from the
 # JSON report; sklearn: fit() alone); wall s = the whole command as a user runs it (hogwild:
@@ -27,6 +27,8 @@ epochs=${EPOCHS:-10}
 reps=${REPS:-3}
 threads_list=${THREADS:-"1 2"}
 seed=${SEED:-1}
+# SGDClassifier L2 strengths: its default, and the best of 1e-4..1e-7 on the default data
+sk_alphas=${SKLEARN_ALPHA:-"0.0001 0.00001"}
 py=/usr/bin/python3  # Debian's interpreter, where python3-sklearn lives
 
 missing=()
@@ -60,11 +62,11 @@ import json, sys, time, warnings
 warnings.filterwarnings("ignore")
 from sklearn.datasets import load_svmlight_files
 from sklearn.linear_model import SGDClassifier
-train, test, epochs, seed, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+train, test, epochs, seed, alpha, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
 t0 = time.perf_counter()
 x_train, y_train, x_test, y_test = load_svmlight_files([train, test])  # float64, what SGDClassifier fits on
 t1 = time.perf_counter()
-clf = SGDClassifier(loss="log_loss", max_iter=epochs, tol=None, random_state=seed)
+clf = SGDClassifier(loss="log_loss", max_iter=epochs, tol=None, alpha=alpha, random_state=seed)
 clf.fit(x_train, y_train)
 t2 = time.perf_counter()
 acc = clf.score(x_test, y_test)
@@ -87,14 +89,17 @@ for ((r = 1; r <= reps; r++)); do
   echo "$(now) $t0" | awk '{print $1 - $2}' >"$tmp/liblinear-$r.wall"
   liblinear-predict "$data.test.svm" "$tmp/liblinear.model" "$tmp/liblinear.pred" >"$tmp/liblinear-$r.out"
 
-  t0=$(now)
-  "$py" "$tmp/sklearn_run.py" "$data.train.svm" "$data.test.svm" "$epochs" "$seed" "$tmp/sklearn-$r.json"
-  echo "$(now) $t0" | awk '{print $1 - $2}' >"$tmp/sklearn-$r.wall"
+  for a in $sk_alphas; do
+    t0=$(now)
+    "$py" "$tmp/sklearn_run.py" "$data.train.svm" "$data.test.svm" "$epochs" "$seed" "$a" "$tmp/sklearn-$a-$r.json"
+    echo "$(now) $t0" | awk '{print $1 - $2}' >"$tmp/sklearn-$a-$r.wall"
+  done
 done
 
-"$py" - "$tmp" "$reps" "$epochs" "$rows" "${configs[@]}" <<'EOF'
+"$py" - "$tmp" "$reps" "$epochs" "$rows" "$sk_alphas" "${configs[@]}" <<'EOF'
 import json, re, statistics, sys
-tmp, reps, epochs, rows, configs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]
+tmp, reps, epochs, rows, configs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[6:]
+alphas = sys.argv[5].split()
 med = statistics.median
 def wall(name): return float(open(f"{tmp}/{name}.wall").read())
 
@@ -108,15 +113,19 @@ for c in configs:
 acc = [float(re.search(r"Accuracy = ([0-9.]+)%", open(f"{tmp}/liblinear-{r}.out").read()).group(1)) / 100
        for r in range(1, reps + 1)]
 results.append(("LIBLINEAR -s 0", "1", None, med(wall(f"liblinear-{r}") for r in range(1, reps + 1)), med(acc)))
-sk = [json.load(open(f"{tmp}/sklearn-{r}.json")) for r in range(1, reps + 1)]
-results.append(("sklearn SGDClassifier", "1", med(j["train_seconds"] for j in sk),
-                med(wall(f"sklearn-{r}") for r in range(1, reps + 1)), med(j["test_accuracy"] for j in sk)))
-sk_load = med(j["load_seconds"] for j in sk)
+sk_load = []
+for a in alphas:
+    sk = [json.load(open(f"{tmp}/sklearn-{a}-{r}.json")) for r in range(1, reps + 1)]
+    results.append((f"sklearn SGDClassifier alpha={a}", "1", med(j["train_seconds"] for j in sk),
+                    med(wall(f"sklearn-{a}-{r}") for r in range(1, reps + 1)),
+                    med(j["test_accuracy"] for j in sk)))
+    sk_load += [j["load_seconds"] for j in sk]
+sk_load = med(sk_load)
 
 serial_train, serial_wall = results[0][2], results[0][3]
 print(f"data: {rows} rows, logistic regression, {epochs} epochs (LIBLINEAR: to its default tolerance); "
       f"median of {reps}; sklearn load_svmlight_files: {sk_load:.2f} s (in its wall s, not its train s)")
-print("| method | threads | train s | s/epoch | samples/s | wall s | test acc | train s vs hogwild serial | wall vs hogwild serial |")
+print("| method | threads | train s | s/epoch | samples/s | wall s | test acc | train s / hogwild serial's | wall s / hogwild serial's |")
 print("|---|---|---|---|---|---|---|---|---|")
 for method, threads, train_s, wall_s, a in results:
     if train_s is None:

@@ -16,7 +16,7 @@ if [[ ! -x $bin ]]; then
 fi
 out=${OUT:-$(mktemp -d)/micro.json}
 "$bin" --benchmark_repetitions="$reps" --benchmark_enable_random_interleaving=true \
-  --benchmark_report_aggregates_only=true --benchmark_out="$out" --benchmark_out_format=json \
+  --benchmark_out="$out" --benchmark_out_format=json \
   "$@" >&2
 echo "raw results: $out" >&2
 python3 bench/micro_summary.py "$out"

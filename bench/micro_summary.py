@@ -8,24 +8,49 @@ Every figure is a ratio of two rates from the same file, i.e. the same run. With
 """
 import json
 import re
+import statistics
 import sys
 from collections import defaultdict
 
 
+def share(b, threads):
+    """Share of wall time the benchmark's threads were on a CPU (1 = undisturbed)."""
+    return b["cpu_time"] / (b["real_time"] * threads) if b.get("real_time") else 1.0
+
+
 def load(path):
-    """{(name without threads/min_time/real_time, threads): counters} using medians if present."""
+    """{(name without threads/min_time/real_time, threads): counters}.
+
+    Each benchmark's repetitions are reduced to their median, taken over the repetitions
+    that ran undisturbed (CPU share >= 0.9; `locked` threads sleep on the mutex by design,
+    so all of its repetitions count) or over all of them when none did. A file written
+    with --benchmark_report_aggregates_only holds only medians: those are used as they are.
+    """
     runs = json.load(open(path))["benchmarks"]
-    have_median = any(b.get("aggregate_name") == "median" for b in runs)
-    out = {}
+    groups = defaultdict(list)
+    medians = {}
     for b in runs:
-        if have_median and b.get("aggregate_name") != "median":
-            continue
-        if not have_median and b.get("run_type") == "aggregate":
-            continue
         name = b.get("run_name", b["name"])
         threads = int(re.search(r"/threads:(\d+)", name).group(1))
-        base = re.sub(r"/(min_time:[0-9.]+|real_time|threads:\d+)", "", name)
-        out[(base, threads)] = b
+        key = (re.sub(r"/(min_time:[0-9.]+|real_time|threads:\d+)", "", name), threads)
+        if b.get("run_type") == "aggregate":
+            if b.get("aggregate_name") == "median":
+                medians[key] = dict(b, kept=None)
+        else:
+            groups[key].append(b)
+    out = {}
+    for key, reps in groups.items():
+        good = [b for b in reps if "/locked/" in key[0] or share(b, key[1]) >= 0.9]
+        kept = good or reps
+        merged = {}
+        for field in set().union(*(b.keys() for b in kept)):
+            values = [b[field] for b in kept if isinstance(b.get(field), (int, float))]
+            if values and len(values) == len(kept):
+                merged[field] = statistics.median(values)
+        merged["kept"] = (len(good), len(reps))
+        out[key] = merged
+    for key, b in medians.items():
+        out.setdefault(key, b)
     return out
 
 
@@ -109,19 +134,17 @@ def main(path):
             print(f"| {w} | {t} | {si(none) if none else '-'} | " + " | ".join(cells) + " |")
 
 
-    # Outside load: the share of wall time the benchmark's threads were on a CPU.
-    # Below 0.9 the rate is lowered by time the threads spent waiting for a core. (`locked`
-    # threads sleep on the mutex by design, so they are left out of this check.)
-    shares = []
-    for (name, t), b in r.items():
-        if b.get("real_time") and "/locked/" not in name:
-            shares.append((b["cpu_time"] / (b["real_time"] * t), name, t))
-    low = sorted(s for s in shares if s[0] < 0.9)
-    print(f"\nCPU share (cpu time / (real time x threads)): {len(low)} of {len(shares)} "
-          f"results below 0.9 (disturbed by other load); median share "
-          f"{sorted(s[0] for s in shares)[len(shares) // 2]:.2f}")
-    for share, name, t in low[:12]:
-        print(f"  {share:.2f}  {name} threads:{t}")
+    # Outside load: repetitions whose threads spent under 90% of the wall time on a CPU
+    # were left out of the medians above; list the results where every repetition was.
+    total = len(r)
+    disturbed = sorted((n, t) for (n, t), b in r.items() if b.get("kept") and b["kept"][0] == 0)
+    kept = sum(b["kept"][0] for b in r.values() if b.get("kept"))
+    reps = sum(b["kept"][1] for b in r.values() if b.get("kept"))
+    print(f"\nRepetitions kept (CPU share >= 0.9, i.e. undisturbed by other load): {kept} of "
+          f"{reps}; results with no undisturbed repetition (median of all, read with care): "
+          f"{len(disturbed)} of {total}")
+    for n, t in disturbed:
+        print(f"  {n} threads:{t}")
 
 
 if __name__ == "__main__":
