@@ -27,6 +27,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -288,6 +289,17 @@ int max_threads() {
   return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
 }
 
+// Per-benchmark minimum times keep a default run of the whole binary short (~1.5 minutes on 2
+// cores); a --benchmark_min_time given on the command line replaces them (in Google Benchmark
+// 1.7 a per-benchmark MinTime would otherwise win over the flag).
+bool g_min_time_from_flag = false;
+
+benchmark::internal::Benchmark* timed(benchmark::internal::Benchmark* b, double min_time) {
+  b->UseRealTime();
+  if (!g_min_time_from_flag) b->MinTime(min_time);
+  return b;
+}
+
 // Sets the thread counts: 1 to the number of cores for the concurrent cases, 1 for serial.
 void threads(benchmark::internal::Benchmark* b, bool concurrent) {
   if (concurrent) {
@@ -305,14 +317,14 @@ void register_sparse(const char* policy, bool concurrent, const std::string& lab
                      std::size_t nnz, Dist dist) {
   auto* b = benchmark::RegisterBenchmark(("sparse/" + std::string(policy) + label).c_str(),
                                          BM_Sparse<P>, dim, nnz, dist);
-  b->UseRealTime()->MinTime(0.1);
+  timed(b, 0.1);
   threads(b, concurrent);
 }
 
 template <class P>
 void register_dense(const char* policy, bool concurrent, std::int64_t n, double min_time) {
   auto* b = benchmark::RegisterBenchmark(("dense/" + std::string(policy)).c_str(), BM_Dense<P>);
-  b->Arg(n)->ArgName("n")->UseRealTime()->MinTime(min_time);
+  timed(b->Arg(n)->ArgName("n"), min_time);
   threads(b, concurrent);
 }
 
@@ -329,7 +341,7 @@ void register_all() {
         register_sparse<hogwild::LockedPolicy>("locked", true, label, dim, nnz, dist);
         auto* b = benchmark::RegisterBenchmark(("private/racy" + label).c_str(),
                                                BM_Private<hogwild::RacyPolicy>, dim, nnz, dist);
-        b->UseRealTime()->MinTime(0.1);
+        timed(b, 0.1);
         threads(b, true);
       }
     }
@@ -339,7 +351,7 @@ void register_all() {
     // Sizes beyond the last-level cache take tens of milliseconds per pass: fewer passes.
     const double min_time = n >= (std::int64_t{16} << 20) ? 0.3 : 0.1;
     auto* b = benchmark::RegisterBenchmark("triad", BM_Triad);
-    b->Arg(n)->ArgName("n")->UseRealTime()->MinTime(min_time);
+    timed(b->Arg(n)->ArgName("n"), min_time);
     threads(b, true);
     register_dense<hogwild::SerialPolicy>("serial", false, n, min_time);
     register_dense<hogwild::RacyPolicy>("racy", true, n, min_time);
@@ -357,12 +369,11 @@ void register_all() {
                                 {"d:47236/k:75/zipf", 47236, 75, Dist::kZipf},
                                 {"d:10000000/k:75/uniform", 10'000'000, 75, Dist::kUniform}};
   auto add = [&](Bookkeeping mode, auto fn, const Workload& w) {
-    benchmark::RegisterBenchmark(
+    auto* b = benchmark::RegisterBenchmark(
         ("bookkeeping/" + std::string(bookkeeping_name(mode)) + "/" + w.name).c_str(), fn, w.dim,
-        w.nnz, w.dist)
-        ->UseRealTime()
-        ->MinTime(0.1)
-        ->ThreadRange(1, max_threads());
+        w.nnz, w.dist);
+    timed(b, 0.1);
+    threads(b, true);
   };
   for (const Workload& w : workloads) {
     // With no update and no bookkeeping the loop is empty: nothing to compare against.
@@ -376,6 +387,9 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]).starts_with("--benchmark_min_time")) g_min_time_from_flag = true;
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   register_all();
