@@ -18,7 +18,9 @@
 #include "hogwild/policy.h"
 #include "model.h"
 #include "optimizer_kernel.h"
+#include "report_json.h"
 #include "rng.h"
+#include "sampling.h"
 #include "workers.h"
 
 namespace hogwild {
@@ -57,6 +59,24 @@ void ModelConfig::validate() const {
     fail("threads", "1 with --policy serial (it runs one worker)", threads);
   }
   if (epochs < 1) fail("epochs", "at least 1", epochs);
+  if (!(staleness_sample >= 0 && staleness_sample <= 1)) {
+    fail("staleness-sample", "a fraction in (0, 1], or 0 to turn measurement off",
+         staleness_sample);
+  }
+  if (!(coherence_sample >= 0 && coherence_sample <= 1)) {
+    fail("coherence-sample", "a fraction in (0, 1], or 0 to turn measurement off",
+         coherence_sample);
+  }
+  if (coherence_lag < 1 || coherence_lag > 1 << 16) {
+    fail("coherence-lag", "a lag in [1, 65536] updates", coherence_lag);
+  }
+  if (simulate < 0 || simulate > 1024) {
+    fail("simulate", "a count of virtual workers in [1, 1024]", simulate);
+  }
+  if (simulate > 0 && threads > 1) {
+    fail("threads", "1 (or 0) with --simulate, which steps its virtual workers in one thread",
+         threads);
+  }
   if (batch > 65536) fail("batch", "a minibatch size in [1, 65536] (0 = default)", batch);
   if (!std::isfinite(l2)) fail("l2", "a finite strength >= 0", l2);
   if (model == ModelKind::kMlp) {
@@ -76,6 +96,7 @@ void ModelConfig::validate() const {
 ModelConfig ModelConfig::resolved() const {
   ModelConfig c = *this;
   if (c.policy == Policy::kSerial) c.threads = 1;
+  if (c.simulate > 0) c.threads = c.simulate;  // workers; they run in one thread
   if (c.threads == 0)
     c.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // Defaults per model, chosen on Fashion-MNIST (softmax, mlp) and generated ratings (mf).
@@ -126,7 +147,69 @@ struct WorkerState {
   std::vector<std::uint32_t> unique;
   std::vector<std::int32_t> slot;  // row -> slot in `local`, -1 when not gathered
   std::uint64_t updates = 0;
+
+  // Delay layer: pending updates, their payloads in slots (at most max_delay + 2 of them,
+  // each allocated the first time that many are pending at once and reused after).
+  struct Pending {
+    std::uint64_t due;
+    std::uint64_t seq;
+    std::uint64_t others_at_read;
+    std::int64_t read_ns;
+    double t;
+    float eta;
+    std::uint32_t slot;
+    std::uint32_t count;  // coordinates (sparse) or parameters (dense, idx unused)
+    bool dense;
+    bool measured;
+  };
+  std::optional<DelaySampler> delays;
+  std::vector<Pending> pending;
+  std::vector<std::vector<std::uint32_t>> slot_idx;
+  std::vector<std::vector<float>> slot_grad;
+  std::vector<std::uint32_t> free_slots;
+  std::vector<std::uint64_t> injected;
+  std::uint64_t step = 0;
+  std::uint64_t seq = 0;
+  std::uint64_t computed = 0;
+  std::uint64_t applied = 0;
+  // Measurement.
+  std::optional<detail::SampleClock> staleness_clock;
+  std::optional<detail::SampleClock> coherence_clock;
+  StalenessStats staleness;
+  std::vector<std::pair<std::uint32_t, float>> saved;  // a sampled gradient, sorted by index
+  std::uint64_t saved_due = 0;  // the update whose gradient it is compared with
+  bool has_saved = false;
+  std::vector<std::pair<std::uint32_t, float>> current;
+  std::vector<double> coherence_sum;
+  std::vector<std::uint64_t> coherence_count;
 };
+
+struct LaterFirst {
+  bool operator()(const WorkerState::Pending& a, const WorkerState::Pending& b) const {
+    return a.due != b.due ? a.due > b.due : a.seq > b.seq;
+  }
+};
+
+// Cosine between two gradients given as (index, value) sorted by index.
+double cosine(const std::vector<std::pair<std::uint32_t, float>>& a,
+              const std::vector<std::pair<std::uint32_t, float>>& b) {
+  double dot = 0, na = 0, nb = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i].first == b[j].first) {
+      dot += double{a[i].second} * b[j].second;
+      ++i;
+      ++j;
+    } else if (a[i].first < b[j].first) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  for (const auto& [_, v] : a) na += double{v} * v;
+  for (const auto& [_, v] : b) nb += double{v} * v;
+  return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
+}
 
 struct Evaluated {
   double loss = 0;
@@ -157,70 +240,170 @@ Evaluated evaluate_model(const Model& model, const float* w, bool test, tbb::tas
       epoch, where, loss, step));
 }
 
-// One worker's share of an epoch under policy P.
+// Applies one update (sparse coordinates or all parameters) through the optimiser.
 template <class P>
-void run_slice(const ModelConfig& config, const Model& model, ParamStore& store,
-               detail::OptimizerState& state, WorkerState& ws, std::span<const std::uint32_t> slice,
-               int epoch, int threads, int worker, std::atomic<bool>& stop) {
+void apply_update(const ModelConfig& config, ParamStore& store, detail::OptimizerState& state,
+                  WorkerState& ws, std::span<const std::uint32_t> idx, std::span<const float> g,
+                  float eta, double t, std::span<detail::AppliedCounter> counters, int worker) {
+  detail::apply_step<P>(config.optimizer, store, state, {idx, g}, eta, t, ws.scratch);
+  ++ws.applied;
+  if (config.staleness_sample > 0) {
+    counters[static_cast<std::size_t>(worker)].value.store(ws.applied, std::memory_order_relaxed);
+  }
+}
+
+std::uint64_t others_applied(std::span<detail::AppliedCounter> counters, int self) {
+  std::uint64_t sum = 0;
+  for (std::size_t v = 0; v < counters.size(); ++v) {
+    if (static_cast<int>(v) != self) sum += counters[v].value.load(std::memory_order_relaxed);
+  }
+  return sum;
+}
+
+template <class P>
+void pop_and_apply(const ModelConfig& config, ParamStore& store, detail::OptimizerState& state,
+                   WorkerState& ws, std::span<detail::AppliedCounter> counters, int worker) {
+  std::pop_heap(ws.pending.begin(), ws.pending.end(), LaterFirst{});
+  const WorkerState::Pending u = ws.pending.back();
+  ws.pending.pop_back();
+  const auto& idx = ws.slot_idx[u.slot];
+  const auto& g = ws.slot_grad[u.slot];
+  apply_update<P>(config, store, state, ws,
+                  u.dense ? std::span<const std::uint32_t>{} : std::span(idx.data(), u.count),
+                  std::span(g.data(), u.count), u.eta, u.t, counters, worker);
+  ws.free_slots.push_back(u.slot);
+  if (u.measured) {
+    ws.staleness.updates.record(others_applied(counters, worker) - u.others_at_read);
+    ws.staleness.nanos.record(
+        static_cast<std::uint64_t>(std::max<std::int64_t>(0, detail::now_ns() - u.read_ns)));
+  }
+}
+
+// Applies every pending update of the worker, in due order.
+template <class P>
+void flush(const ModelConfig& config, ParamStore& store, detail::OptimizerState& state,
+           WorkerState& ws, std::span<detail::AppliedCounter> counters, int worker) {
+  while (!ws.pending.empty()) pop_and_apply<P>(config, store, state, ws, counters, worker);
+}
+
+// One minibatch of one worker under policy P: read the parameters it needs (the Hogwild!
+// read), compute the gradient, then apply it now or after the injected delay (counted in
+// the worker's own later updates).
+template <class P>
+void step_batch(const ModelConfig& config, const Model& model, ParamStore& store,
+                detail::OptimizerState& state, WorkerState& ws,
+                std::span<const std::uint32_t> batch, float eta, double t, std::size_t window,
+                std::span<detail::AppliedCounter> counters, int worker, int epoch,
+                std::atomic<bool>& stop) {
   const std::size_t width = model.row_width();
-  const std::size_t batch_size = config.batch;
-  const double step0 = config.optimizer.step;
-  const std::size_t batches = (slice.size() + batch_size - 1) / batch_size;
-  for (std::size_t b = 0; b < batches; ++b) {
-    if (stop.load(std::memory_order_relaxed)) return;
-    const std::size_t begin = b * batch_size;
-    const auto batch = slice.subspan(begin, std::min(batch_size, slice.size() - begin));
-    const double progress = (epoch - 1) + static_cast<double>(b) / static_cast<double>(batches);
-    const auto eta = static_cast<float>(config.optimizer.step_at(step0, epoch - 1, progress));
-    const double t = static_cast<double>(ws.updates * static_cast<std::uint64_t>(threads) +
-                                         static_cast<std::uint64_t>(worker) + 1);
-    ++ws.updates;
-    double loss;
-    if (width > 0) {
-      // Gather the touched rows (the Hogwild! read), compute, write back only those rows.
-      ws.rows.clear();
-      model.touched_rows(batch, ws.rows);
-      std::size_t count = 0;
-      for (const auto r : ws.rows) {
-        if (ws.slot[r] < 0) {
-          ws.slot[r] = static_cast<std::int32_t>(count);
-          ws.unique[count++] = r;
-        }
+  const bool measured = ws.staleness_clock->tick();
+  std::uint64_t others_at_read = 0;
+  std::int64_t read_ns = 0;
+  if (measured) {
+    others_at_read = others_applied(counters, worker);
+    read_ns = detail::now_ns();
+  }
+  ++ws.updates;
+  double loss;
+  std::span<const std::uint32_t> idx;
+  std::span<const float> g;
+  if (width > 0) {
+    // Gather the touched rows, compute, write back only those rows.
+    ws.rows.clear();
+    model.touched_rows(batch, ws.rows);
+    std::size_t count = 0;
+    for (const auto r : ws.rows) {
+      if (ws.slot[r] < 0) {
+        ws.slot[r] = static_cast<std::int32_t>(count);
+        ws.unique[count++] = r;
       }
-      const float* w = store.data();
-      for (std::size_t s = 0; s < count; ++s) {
-        const std::size_t base = std::size_t{ws.unique[s]} * width;
-        for (std::size_t c = 0; c < width; ++c) {
-          ws.local[s * width + c] = P::load(w[base + c]);
-          ws.idx[s * width + c] = static_cast<std::uint32_t>(base + c);
-        }
-      }
-      std::fill_n(ws.grad.begin(), count * width, 0.0f);
-      detail::ParamView view{ws.local.data(), ws.slot.data(), width, {ws.unique.data(), count}};
-      loss = model.gradient(batch, view, ws.grad.data(), ws.workspace.get());
-      detail::apply_step<P>(config.optimizer, store, state,
-                            {{ws.idx.data(), count * width}, {ws.grad.data(), count * width}}, eta,
-                            t, ws.scratch);
-      for (std::size_t s = 0; s < count; ++s) ws.slot[ws.unique[s]] = -1;
-    } else {
-      detail::ParamView view;
-      if constexpr (P::kConcurrent) {
-        // Other workers write while this one reads: take the snapshot with relaxed loads.
-        const float* w = store.data();
-        for (std::size_t i = 0; i < store.size(); ++i) ws.local[i] = P::load(w[i]);
-        view.values = ws.local.data();
-      } else {
-        view.values = store.data();
-      }
-      loss = model.gradient(batch, view, ws.grad.data(), ws.workspace.get());
-      detail::apply_step<P>(config.optimizer, store, state, {{}, {ws.grad.data(), store.size()}},
-                            eta, t, ws.scratch);
     }
-    if (!std::isfinite(loss)) {
-      stop.store(true, std::memory_order_relaxed);
-      diverged(epoch, loss, eta, "minibatch");
+    const float* w = store.data();
+    for (std::size_t s = 0; s < count; ++s) {
+      const std::size_t base = std::size_t{ws.unique[s]} * width;
+      for (std::size_t c = 0; c < width; ++c) {
+        ws.local[s * width + c] = P::load(w[base + c]);
+        ws.idx[s * width + c] = static_cast<std::uint32_t>(base + c);
+      }
+    }
+    std::fill_n(ws.grad.begin(), count * width, 0.0f);
+    detail::ParamView view{ws.local.data(), ws.slot.data(), width, {ws.unique.data(), count}};
+    loss = model.gradient(batch, view, ws.grad.data(), ws.workspace.get());
+    for (std::size_t s = 0; s < count; ++s) ws.slot[ws.unique[s]] = -1;
+    idx = {ws.idx.data(), count * width};
+    g = {ws.grad.data(), count * width};
+  } else {
+    detail::ParamView view;
+    if constexpr (P::kConcurrent) {
+      // Other workers write while this one reads: take the snapshot with relaxed loads.
+      const float* w = store.data();
+      for (std::size_t i = 0; i < store.size(); ++i) ws.local[i] = P::load(w[i]);
+      view.values = ws.local.data();
+    } else {
+      view.values = store.data();
+    }
+    loss = model.gradient(batch, view, ws.grad.data(), ws.workspace.get());
+    g = {ws.grad.data(), store.size()};
+  }
+  if (!std::isfinite(loss)) {
+    stop.store(true, std::memory_order_relaxed);
+    diverged(epoch, loss, eta, "minibatch");
+  }
+  ++ws.computed;
+
+  // Coherence: a sampled gradient is kept (sorted by coordinate) and compared with the
+  // worker's gradient `lag` updates later.
+  if (ws.coherence_clock) {
+    const bool compare = ws.has_saved && ws.saved_due == ws.computed;
+    const bool save = !ws.has_saved && ws.coherence_clock->tick();
+    if (compare || save) {
+      ws.current.clear();
+      for (std::size_t i = 0; i < g.size(); ++i) {
+        ws.current.emplace_back(idx.empty() ? static_cast<std::uint32_t>(i) : idx[i], g[i]);
+      }
+      if (!idx.empty()) std::sort(ws.current.begin(), ws.current.end());
+    }
+    if (compare) {
+      if (window < ws.coherence_sum.size()) {
+        ws.coherence_sum[window] += cosine(ws.current, ws.saved);
+        ++ws.coherence_count[window];
+      }
+      ws.has_saved = false;
+    } else if (save) {
+      std::swap(ws.saved, ws.current);
+      ws.saved_due = ws.computed + static_cast<std::uint64_t>(config.coherence_lag);
+      ws.has_saved = true;
     }
   }
+
+  if (!ws.delays) {
+    apply_update<P>(config, store, state, ws, idx, g, eta, t, counters, worker);
+    if (measured) {
+      ws.staleness.updates.record(others_applied(counters, worker) - others_at_read);
+      ws.staleness.nanos.record(
+          static_cast<std::uint64_t>(std::max<std::int64_t>(0, detail::now_ns() - read_ns)));
+    }
+  } else {
+    const std::uint32_t d = ws.delays->next();
+    ++ws.injected[d];
+    const std::uint32_t slot = ws.free_slots.back();
+    ws.free_slots.pop_back();
+    auto& slot_g = ws.slot_grad[slot];
+    if (slot_g.size() < g.size()) slot_g.resize(ws.grad.size());  // first use of this slot
+    std::copy(g.begin(), g.end(), slot_g.begin());
+    if (!idx.empty()) {
+      auto& slot_i = ws.slot_idx[slot];
+      if (slot_i.size() < idx.size()) slot_i.resize(ws.idx.size());
+      std::copy(idx.begin(), idx.end(), slot_i.begin());
+    }
+    ws.pending.push_back({ws.step + d, ws.seq++, others_at_read, read_ns, t, eta, slot,
+                          static_cast<std::uint32_t>(g.size()), idx.empty(), measured});
+    std::push_heap(ws.pending.begin(), ws.pending.end(), LaterFirst{});
+    while (!ws.pending.empty() && ws.pending.front().due <= ws.step) {
+      pop_and_apply<P>(config, store, state, ws, counters, worker);
+    }
+  }
+  ++ws.step;
 }
 
 ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats,
@@ -270,6 +453,27 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
     ws->local.resize(update_size);
     ws->grad.resize(update_size);
     ws->scratch = detail::OptimizerScratch(update_size);
+    const auto stream = static_cast<std::uint64_t>(worker);
+    if (config.delay.kind != DelaySpec::Kind::kNone) {
+      ws->delays.emplace(config.delay, detail::derive_seed(config.seed, 0xde1a0000u + stream));
+      const std::size_t slots = config.delay.max_delay() + 2;
+      ws->slot_idx.resize(slots);
+      ws->slot_grad.resize(slots);
+      for (std::size_t slot = slots; slot > 0; --slot) {
+        ws->free_slots.push_back(static_cast<std::uint32_t>(slot - 1));
+      }
+      ws->pending.reserve(slots);
+      ws->injected.assign(config.delay.max_delay() + 1, 0);
+    }
+    ws->staleness_clock.emplace(config.staleness_sample,
+                                detail::derive_seed(config.seed, 0x57a1e000u + stream));
+    if (config.coherence_sample > 0) {
+      ws->coherence_clock.emplace(config.coherence_sample,
+                                  detail::derive_seed(config.seed, 0xc0e40000u + stream));
+      ws->coherence_sum.assign(
+          static_cast<std::size_t>(config.epochs) * detail::kCoherenceWindowsPerEpoch, 0.0);
+      ws->coherence_count.assign(ws->coherence_sum.size(), 0);
+    }
     workers.push_back(std::move(ws));
   }
 
@@ -297,6 +501,7 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
 
   std::vector<std::uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
+  std::vector<detail::AppliedCounter> counters(static_cast<std::size_t>(threads));
   double elapsed = 0;
   for (int epoch = 1; epoch <= config.epochs; ++epoch) {
     detail::Rng rng(detail::derive_seed(config.seed, static_cast<std::uint64_t>(epoch)));
@@ -305,12 +510,56 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
     const auto start = Clock::now();
     dispatch_policy(config.policy, [&](auto policy_type) {
       using P = decltype(policy_type);
-      detail::run_workers(threads, [&](int worker) {
+      const std::size_t batch_size = config.batch;
+      const double step0 = config.optimizer.step;
+      const auto slice_of = [&](int worker) {
         const std::size_t begin = n * static_cast<std::size_t>(worker) / threads;
         const std::size_t end = n * static_cast<std::size_t>(worker + 1) / threads;
-        run_slice<P>(config, model, store, state, *workers[static_cast<std::size_t>(worker)],
-                     {order.data() + begin, end - begin}, epoch, threads, worker, stop);
-      });
+        return std::span<const std::uint32_t>(order.data() + begin, end - begin);
+      };
+      // Minibatch b of worker `worker`: its examples, step size, step count and window.
+      const auto run_batch = [&](int worker, std::span<const std::uint32_t> slice, std::size_t b) {
+        auto& ws = *workers[static_cast<std::size_t>(worker)];
+        const std::size_t batches = (slice.size() + batch_size - 1) / batch_size;
+        const std::size_t begin = b * batch_size;
+        const auto batch = slice.subspan(begin, std::min(batch_size, slice.size() - begin));
+        const double progress = (epoch - 1) + static_cast<double>(b) / static_cast<double>(batches);
+        const auto eta = static_cast<float>(config.optimizer.step_at(step0, epoch - 1, progress));
+        const double t = static_cast<double>(ws.updates * static_cast<std::uint64_t>(threads) +
+                                             static_cast<std::uint64_t>(worker) + 1);
+        const std::size_t window =
+            static_cast<std::size_t>(epoch - 1) * detail::kCoherenceWindowsPerEpoch +
+            b * detail::kCoherenceWindowsPerEpoch / std::max<std::size_t>(batches, 1);
+        step_batch<P>(config, model, store, state, ws, batch, eta, t, window, counters, worker,
+                      epoch, stop);
+      };
+      if (config.simulate > 0) {
+        // Virtual workers in lockstep, one minibatch each per round: deterministic.
+        std::size_t rounds = 0;
+        for (int k = 0; k < threads; ++k) {
+          rounds = std::max(rounds, (slice_of(k).size() + batch_size - 1) / batch_size);
+        }
+        for (std::size_t r = 0; r < rounds; ++r) {
+          for (int k = 0; k < threads; ++k) {
+            const auto slice = slice_of(k);
+            if (r * batch_size < slice.size()) run_batch(k, slice, r);
+          }
+        }
+        for (int k = 0; k < threads; ++k) {
+          flush<P>(config, store, state, *workers[static_cast<std::size_t>(k)], counters, k);
+        }
+      } else {
+        detail::run_workers(threads, [&](int worker) {
+          const auto slice = slice_of(worker);
+          const std::size_t batches = (slice.size() + batch_size - 1) / batch_size;
+          for (std::size_t b = 0; b < batches; ++b) {
+            if (stop.load(std::memory_order_relaxed)) return;
+            run_batch(worker, slice, b);
+          }
+          flush<P>(config, store, state, *workers[static_cast<std::size_t>(worker)], counters,
+                   worker);
+        });
+      }
     });
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     elapsed += seconds;
@@ -325,6 +574,33 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
   report.train_seconds = elapsed;
   report.samples_per_second = elapsed > 0 ? static_cast<double>(report.samples) / elapsed : 0.0;
   report.weights = store.snapshot();
+  // What the workers measured.
+  report.injected_delays.assign(config.delay.max_delay() + 1, 0);
+  std::vector<double> coherence_sum;
+  std::vector<std::uint64_t> coherence_count;
+  for (const auto& ws : workers) {
+    report.updates_computed += ws->computed;
+    report.updates_applied += ws->applied;
+    report.staleness.updates.merge(ws->staleness.updates);
+    report.staleness.nanos.merge(ws->staleness.nanos);
+    report.staleness_per_worker.push_back(ws->staleness);
+    for (std::size_t d = 0; d < ws->injected.size(); ++d)
+      report.injected_delays[d] += ws->injected[d];
+    coherence_sum.resize(ws->coherence_sum.size(), 0.0);
+    coherence_count.resize(ws->coherence_sum.size(), 0);
+    for (std::size_t w = 0; w < ws->coherence_sum.size(); ++w) {
+      coherence_sum[w] += ws->coherence_sum[w];
+      coherence_count[w] += ws->coherence_count[w];
+    }
+  }
+  for (std::size_t w = 0; w < coherence_sum.size(); ++w) {
+    if (coherence_count[w] == 0) continue;
+    const std::size_t epoch = w / detail::kCoherenceWindowsPerEpoch;
+    const std::size_t part = w % detail::kCoherenceWindowsPerEpoch + 1;
+    report.coherence.push_back({epoch * n + part * n / detail::kCoherenceWindowsPerEpoch,
+                                coherence_sum[w] / static_cast<double>(coherence_count[w]),
+                                coherence_count[w]});
+  }
   return report;
 }
 
@@ -501,6 +777,11 @@ ordered_json config_json(const ModelConfig& c) {
   j["threads"] = c.threads;
   j["epochs"] = c.epochs;
   j["seed"] = c.seed;
+  j["delay"] = c.delay.text;
+  j["staleness_sample"] = c.staleness_sample;
+  j["coherence_sample"] = c.coherence_sample;
+  j["coherence_lag"] = c.coherence_lag;
+  j["simulate"] = c.simulate;
   return j;
 }
 
@@ -537,6 +818,11 @@ std::string to_json(const ModelReport& report, int indent) {
   ordered_json epochs = ordered_json::array();
   for (const auto& e : report.epochs) epochs.push_back(epoch_json(e));
   json["epochs"] = std::move(epochs);
+  json["updates"] = {{"computed", report.updates_computed}, {"applied", report.updates_applied}};
+  json["staleness"] = detail::staleness_report_json(report.staleness, report.staleness_per_worker,
+                                                    report.config.staleness_sample);
+  json["coherence"] = detail::coherence_json(report.coherence);
+  json["delay"] = detail::delay_json(report.config.delay, report.injected_delays);
   json["samples"] = report.samples;
   json["train_seconds"] = report.train_seconds;
   json["samples_per_second"] = report.samples_per_second;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "report_json.h"
+
 namespace hogwild {
 namespace {
 
@@ -38,6 +40,24 @@ ordered_json config_json(const TrainConfig& c) {
                       {"sharding", c.dynamic_sharding ? "dynamic" : "static"}};
 }
 
+// Shortest form that reads back: "1", "-1", "0.5".
+std::string fmt_label(float label) { return fmt::format("{}", label); }
+
+ordered_json stats_json(const DatasetStats& s) {
+  ordered_json labels = ordered_json::object();
+  for (const auto& [label, count] : s.label_counts) labels[fmt_label(label)] = count;
+  return ordered_json{{"rows", s.rows},
+                      {"features", s.features},
+                      {"nnz", s.nnz},
+                      {"mean_nnz_per_row", s.mean_nnz_per_row},
+                      {"max_nnz_per_row", s.max_nnz_per_row},
+                      {"labels", labels}};
+}
+
+}  // namespace
+
+namespace detail {
+
 // Summary of a histogram; `scale` converts recorded units to reported ones.
 ordered_json histogram_json(const Histogram& h, double scale) {
   ordered_json buckets = ordered_json::object();
@@ -59,21 +79,40 @@ ordered_json staleness_json(const StalenessStats& s) {
   return json;
 }
 
-// Shortest form that reads back: "1", "-1", "0.5".
-std::string fmt_label(float label) { return fmt::format("{}", label); }
-
-ordered_json stats_json(const DatasetStats& s) {
-  ordered_json labels = ordered_json::object();
-  for (const auto& [label, count] : s.label_counts) labels[fmt_label(label)] = count;
-  return ordered_json{{"rows", s.rows},
-                      {"features", s.features},
-                      {"nnz", s.nnz},
-                      {"mean_nnz_per_row", s.mean_nnz_per_row},
-                      {"max_nnz_per_row", s.max_nnz_per_row},
-                      {"labels", labels}};
+ordered_json staleness_report_json(const StalenessStats& overall,
+                                   const std::vector<StalenessStats>& per_worker, double rate) {
+  ordered_json staleness = staleness_json(overall);
+  staleness["sample_rate"] = rate;
+  staleness["per_worker"] = ordered_json::array();
+  for (const auto& w : per_worker) staleness["per_worker"].push_back(staleness_json(w));
+  return staleness;
 }
 
-}  // namespace
+ordered_json coherence_json(const std::vector<CoherencePoint>& points) {
+  ordered_json coherence = ordered_json::array();
+  for (const auto& p : points) {
+    coherence.push_back({{"update", p.update}, {"cosine", p.cosine}, {"samples", p.samples}});
+  }
+  return coherence;
+}
+
+ordered_json delay_json(const DelaySpec& spec, const std::vector<std::uint64_t>& injected_counts) {
+  ordered_json injected = ordered_json::object();
+  double total = 0, weighted = 0;
+  for (std::size_t d = 0; d < injected_counts.size(); ++d) {
+    if (injected_counts[d] == 0) continue;
+    injected[std::to_string(d)] = injected_counts[d];
+    total += static_cast<double>(injected_counts[d]);
+    weighted += static_cast<double>(d) * static_cast<double>(injected_counts[d]);
+  }
+  return {{"spec", spec.text},
+          {"injected", std::move(injected)},
+          {"mean", total > 0 ? weighted / total : 0.0}};
+}
+
+}  // namespace detail
+
+using detail::histogram_json;
 
 std::string config_to_json(const TrainConfig& config, int indent) {
   return config_json(config).dump(indent);
@@ -104,25 +143,9 @@ std::string to_json(const Report& report, int indent) {
   }
   json["epochs"] = std::move(epochs);
   json["updates"] = {{"computed", report.updates_computed}, {"applied", report.updates_applied}};
-  ordered_json staleness = staleness_json(report.staleness);
-  staleness["sample_rate"] = report.config.staleness_sample;
-  staleness["per_worker"] = ordered_json::array();
-  for (const auto& w : report.staleness_per_worker)
-    staleness["per_worker"].push_back(staleness_json(w));
-  json["staleness"] = std::move(staleness);
-  ordered_json coherence = ordered_json::array();
-  for (const auto& p : report.coherence) {
-    coherence.push_back({{"update", p.update}, {"cosine", p.cosine}, {"samples", p.samples}});
-  }
-  json["coherence"] = std::move(coherence);
-  ordered_json injected = ordered_json::object();
-  double total = 0, weighted = 0;
-  for (std::size_t d = 0; d < report.injected_delays.size(); ++d) {
-    if (report.injected_delays[d] == 0) continue;
-    injected[std::to_string(d)] = report.injected_delays[d];
-    total += static_cast<double>(report.injected_delays[d]);
-    weighted += static_cast<double>(d) * static_cast<double>(report.injected_delays[d]);
-  }
+  json["staleness"] = detail::staleness_report_json(report.staleness, report.staleness_per_worker,
+                                                    report.config.staleness_sample);
+  json["coherence"] = detail::coherence_json(report.coherence);
   ordered_json batch = histogram_json(report.batch_sizes, 1.0);
   batch.erase("samples");
   batch["updates"] = report.batch_sizes.count();
@@ -143,9 +166,7 @@ std::string to_json(const Report& report, int indent) {
         {{"seconds", p.seconds}, {"updates", p.updates}, {"train_loss", number(p.train_loss)}});
   }
   json["curve"] = std::move(curve);
-  json["delay"] = {{"spec", report.config.delay.text},
-                   {"injected", std::move(injected)},
-                   {"mean", total > 0 ? weighted / total : 0.0}};
+  json["delay"] = detail::delay_json(report.config.delay, report.injected_delays);
   json["samples"] = report.samples;
   json["train_seconds"] = report.train_seconds;
   json["samples_per_second"] = report.samples_per_second;

@@ -19,6 +19,7 @@
 #include "hogwild/error.h"
 #include "hogwild/policy.h"
 #include "rng.h"
+#include "sampling.h"
 #include "workers.h"
 
 namespace hogwild {
@@ -192,17 +193,10 @@ decltype(auto) dispatch_loss(LossKind loss, Fn&& fn) {
 // later steps: an update computed at step t with delay d is applied at step t + d, after that
 // step's own computation; updates due at the same step are applied in the order computed.
 
-using Nanos = std::chrono::nanoseconds;
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<Nanos>(Clock::now().time_since_epoch()).count();
-}
-
-// Each worker publishes how many updates it has applied on a line of its own; a measured
-// update sums the others' counters at its read and at its write.
-struct alignas(kCacheLine) AppliedCounter {
-  std::atomic<std::uint64_t> value{0};
-};
+using detail::AppliedCounter;
+using detail::kCoherenceWindowsPerEpoch;
+using detail::now_ns;
+using detail::SampleClock;
 
 struct Pending {
   std::uint64_t due;             // worker step at which it is applied
@@ -222,37 +216,6 @@ struct LaterFirst {
     return a.due != b.due ? a.due > b.due : a.seq > b.seq;
   }
 };
-
-// Geometric gaps between sampled events, so a rate costs one decrement per step.
-class SampleClock {
- public:
-  SampleClock(double rate, std::uint64_t seed) : rate_(rate), rng_(seed) {
-    if (rate > 0 && rate < 1) log_q_ = std::log1p(-rate);
-    countdown_ = gap();
-  }
-  bool tick() {
-    if (rate_ <= 0) return false;
-    if (countdown_ > 0) {
-      --countdown_;
-      return false;
-    }
-    countdown_ = gap();
-    return true;
-  }
-
- private:
-  std::uint64_t gap() {
-    if (rate_ >= 1 || rate_ <= 0) return 0;
-    const double g = std::floor(std::log(1.0 - rng_.uniform()) / log_q_);
-    return g > 1e15 ? std::uint64_t{1} << 50 : static_cast<std::uint64_t>(g);
-  }
-  double rate_;
-  double log_q_ = 0;
-  detail::Rng rng_;
-  std::uint64_t countdown_ = 0;
-};
-
-constexpr int kCoherenceWindowsPerEpoch = 10;
 
 // Everything one worker (thread or virtual) owns; aligned so workers never share a line.
 struct alignas(kCacheLine) WorkerState {

@@ -200,6 +200,21 @@ int run_model_train(const CLI::App& cmd, const ModelOptions& o) {
     config.l2 = *v;
   }
   if (const auto v = given<std::uint64_t>(cmd, "--seed")) config.seed = *v;
+  if (const auto v = given<std::string>(cmd, "--delay"))
+    config.delay = hogwild::DelaySpec::parse(*v);
+  if (const auto v = given<double>(cmd, "--staleness-sample")) config.staleness_sample = *v;
+  if (const auto v = given<double>(cmd, "--coherence-sample")) config.coherence_sample = *v;
+  if (const auto v = given<int>(cmd, "--coherence-lag")) config.coherence_lag = *v;
+  if (const auto v = given<int>(cmd, "--simulate")) config.simulate = *v;
+  for (const char* linear_only : {"--schedule", "--worker-speed", "--straggler", "--pause",
+                                  "--sharding", "--evals-per-epoch", "--batch-reduce"}) {
+    if (cmd.get_option(linear_only)->count() > 0) {
+      throw hogwild::InputError(fmt::format(
+          "{}: expected only with the sparse linear models (logistic, hinge, squared); the "
+          "model trainer takes --batch",
+          linear_only));
+    }
+  }
   config.validate();
   const auto train_path = given<std::string>(cmd, "--train").value_or("");
   const auto test_path = given<std::string>(cmd, "--test").value_or("");
@@ -265,10 +280,20 @@ int run_model_train(const CLI::App& cmd, const ModelOptions& o) {
   }
 
   const auto& last = report.epochs.back();
-  fmt::print("{}, {} thread{}: {} samples/s ({} samples in {:.3f} s of training)\n",
-             hogwild::to_string(report.config.policy), report.config.threads,
-             report.config.threads == 1 ? "" : "s", human_rate(report.samples_per_second),
-             report.samples, report.train_seconds);
+  fmt::print("{}, {}: {} samples/s ({} samples in {:.3f} s of training)\n",
+             hogwild::to_string(report.config.policy),
+             report.config.simulate > 0
+                 ? fmt::format("{} virtual workers in one thread", report.config.simulate)
+                 : fmt::format("{} thread{}", report.config.threads,
+                               report.config.threads == 1 ? "" : "s"),
+             human_rate(report.samples_per_second), report.samples, report.train_seconds);
+  if (report.staleness.updates.count() > 0) {
+    const auto& st = report.staleness;
+    fmt::print(
+        "staleness ({} measured): mean {:.2f} updates (p50 {}, p99 {}, max {}), mean {:.2f} us\n",
+        st.updates.count(), st.updates.mean(), st.updates.quantile(0.5), st.updates.quantile(0.99),
+        st.updates.max(), st.nanos.mean() / 1e3);
+  }
   std::string final_line = fmt::format("final: train loss {:.6f}", last.train_loss);
   if (last.train_rmse) final_line += fmt::format(", train rmse {:.5f}", *last.train_rmse);
   if (last.test_loss) final_line += fmt::format(", test loss {:.6f}", *last.test_loss);

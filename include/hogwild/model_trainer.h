@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "hogwild/dataset.h"
+#include "hogwild/delay.h"
 #include "hogwild/dense_dataset.h"
 #include "hogwild/optimizer.h"
 #include "hogwild/param_store.h"
 #include "hogwild/ratings.h"
+#include "hogwild/staleness.h"
 
 namespace hogwild {
 
@@ -44,6 +46,11 @@ struct ModelConfig {
   int threads = 0;                        ///< --threads; 0 uses every core
   int epochs = 10;                        ///< --epochs, >= 1
   std::uint64_t seed = 1;                 ///< --seed: initialisation and shuffles
+  DelaySpec delay;                        ///< --delay: injected delay, in the worker's updates
+  double staleness_sample = 0.01;         ///< --staleness-sample: fraction of updates measured
+  double coherence_sample = 0.01;         ///< --coherence-sample: fraction of updates measured
+  int coherence_lag = 1;                  ///< --coherence-lag: compare with s updates back
+  int simulate = 0;                       ///< --simulate K: K virtual workers, one thread
 
   /// Checks ranges; throws InputError("--option: expected ..., found ...").
   void validate() const;
@@ -87,6 +94,12 @@ struct ModelReport {
   double train_seconds = 0;              ///< total training time, evaluation excluded
   double samples_per_second = 0;         ///< samples / train_seconds
   std::vector<float> weights;            ///< all parameters, in the model's layout
+  std::uint64_t updates_computed = 0;    ///< minibatch updates computed
+  std::uint64_t updates_applied = 0;     ///< minibatch updates applied (equal after flushes)
+  StalenessStats staleness;              ///< measured staleness, all workers
+  std::vector<StalenessStats> staleness_per_worker;  ///< the same per worker
+  std::vector<std::uint64_t> injected_delays;        ///< count of each injected delay value
+  std::vector<CoherencePoint> coherence;             ///< gradient coherence over training
 };
 
 /// Hooks the model trainer calls on the caller's thread; all optional.
