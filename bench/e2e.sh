@@ -7,7 +7,7 @@
 # Each configuration runs REPS times, interleaved with the others; medians are printed.
 #
 #   bench/e2e.sh                       defaults: HOGWILD=build/release/hogwild REPS=3
-#   REPS=5 THREADS="1 2" EPOCHS=10 SKLEARN_ALPHA=1e-6 bench/e2e.sh
+#   REPS=5 THREADS="1 2" EPOCHS=10 SKLEARN_ALPHA="0.0001 0.00001 0.000001" bench/e2e.sh
 #
 # Columns: train s = time in the training loop only (hogwild: sum of epoch times from the
 # JSON report; sklearn: fit() alone); wall s = the whole command as a user runs it (hogwild:
