@@ -114,13 +114,16 @@ TEST_CASE("train --format idx finds the labels, trains softmax and mlp, reports 
     CAPTURE(model);
     const auto r = run("train --format idx --train " + path("train-images-idx3-ubyte.gz") +
                        " --test " + path("t10k-images-idx3-ubyte.gz") + " --model " + model +
-                       " --epochs 4 --threads 2 --optimizer momentum --json " + path("idx.json"));
+                       " --epochs 4 --threads 2 --optimizer momentum --compare-serial --json " +
+                       path("idx.json"));
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto json = nlohmann::json::parse(slurp(path("idx.json")));
     CHECK(json["final"]["test_accuracy"].get<double>() > 0.95);
     CHECK(json["dataset"]["features"] == 16);
     CHECK(json["classes"].size() == 4);
+    CHECK(r.out.find("speed-up over serial") != std::string::npos);
+    CHECK(json["serial_baseline"]["final"]["test_accuracy"].get<double>() > 0.95);
   }
   const auto missing = run("train --format idx --train " + path("r.txt"));
   CHECK(missing.code == 2);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "hogwild/error.h"
@@ -250,6 +251,12 @@ int run_model_train(const CLI::App& cmd, const ModelOptions& o) {
   };
 
   hogwild::ModelReport report;
+  // --compare-serial: the same run with the serial policy on one thread, for the speed-up.
+  const bool compare_serial = cmd.get_option("--compare-serial")->count() > 0;
+  auto serial_config = config;
+  serial_config.policy = hogwild::Policy::kSerial;
+  serial_config.threads = 1;
+  std::optional<hogwild::ModelReport> serial;
   if (o.format == "idx") {
     auto train = hogwild::read_idx(train_path, o.train_labels);
     std::optional<hogwild::DenseDataset> test;
@@ -261,6 +268,8 @@ int run_model_train(const CLI::App& cmd, const ModelOptions& o) {
     header(fmt::format("data: {} images x {} pixels{}", train.rows(), train.cols,
                        test ? fmt::format("; test: {} images", test->rows()) : ""));
     report = hogwild::train_model(config, train, test ? &*test : nullptr, callbacks);
+    if (compare_serial)
+      serial = hogwild::train_model(serial_config, train, test ? &*test : nullptr);
   } else if (o.format == "ratings") {
     auto train = hogwild::read_ratings(train_path);
     std::optional<hogwild::Ratings> test;
@@ -269,6 +278,8 @@ int run_model_train(const CLI::App& cmd, const ModelOptions& o) {
                        train.num_items,
                        test ? fmt::format("; test: {} ratings", test->size()) : ""));
     report = hogwild::train_model(config, train, test ? &*test : nullptr, callbacks);
+    if (compare_serial)
+      serial = hogwild::train_model(serial_config, train, test ? &*test : nullptr);
   } else {
     const auto train = hogwild::read_libsvm(train_path);
     std::optional<hogwild::Dataset> test;
@@ -277,6 +288,8 @@ int run_model_train(const CLI::App& cmd, const ModelOptions& o) {
                        train.num_features, train.nnz(),
                        test ? fmt::format("; test: {} rows", test->rows()) : ""));
     report = hogwild::train_model(config, train, test ? &*test : nullptr, callbacks);
+    if (compare_serial)
+      serial = hogwild::train_model(serial_config, train, test ? &*test : nullptr);
   }
 
   const auto& last = report.epochs.back();
@@ -301,7 +314,20 @@ int run_model_train(const CLI::App& cmd, const ModelOptions& o) {
     final_line += fmt::format(", test accuracy {:.2f}%", 100 * *last.test_accuracy);
   if (last.test_rmse) final_line += fmt::format(", test rmse {:.5f}", *last.test_rmse);
   fmt::print("{}\n", final_line);
-  if (!json_path.empty()) write_text(json_path, hogwild::to_json(report) + "\n");
+  std::string json = hogwild::to_json(report);
+  if (serial) {
+    const double speedup = report.samples_per_second / serial->samples_per_second;
+    fmt::print("serial, 1 thread: {} samples/s on the same data\n",
+               human_rate(serial->samples_per_second));
+    fmt::print("speed-up over serial: {:.2f}x\n", speedup);
+    auto parsed = nlohmann::ordered_json::parse(json);
+    parsed["serial_baseline"] = {
+        {"samples_per_second", serial->samples_per_second},
+        {"final", nlohmann::ordered_json::parse(hogwild::to_json(*serial))["final"]},
+        {"speedup", speedup}};
+    json = parsed.dump(2);
+  }
+  if (!json_path.empty()) write_text(json_path, json + "\n");
   if (!csv_path.empty()) write_text(csv_path, csv(report));
   return 0;
 }
