@@ -1,0 +1,202 @@
+// Bad input that the LIBSVM reader and the hogwild command reject (or, for CRLF, accept), case
+// by case, with the exact message; the rows of docs/robustness.md that no other test checks.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "hogwild/error.h"
+#include "hogwild/libsvm.h"
+
+namespace fs = std::filesystem;
+using hogwild::InputError;
+using hogwild::parse_libsvm;
+
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    (void)parse_libsvm(text, "bad.svm");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+fs::path work_dir() {
+  static const fs::path dir = [] {
+    auto d = fs::temp_directory_path() / ("hogwild_bad_input_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string write(const char* name, const std::string& text) {
+  const auto p = work_dir() / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p.string();
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The command sits next to the tests directory of the same build tree (build/<preset>/hogwild).
+fs::path cli() {
+  std::error_code ec;
+  const auto self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path{} : self.parent_path().parent_path() / "hogwild";
+}
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result run(const std::string& args) {
+  const auto out = work_dir() / "stdout.txt";
+  const auto err = work_dir() / "stderr.txt";
+  const std::string command =
+      cli().string() + " " + args + " >" + out.string() + " 2>" + err.string() + " </dev/null";
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+}  // namespace
+
+TEST_CASE("reader: truncated lines, binary garbage, long tokens and CRLF line numbers") {
+  // A file cut in the middle of a feature, before its colon.
+  CHECK(error_of("1 1:0.5 2") == "bad.svm:1: expected index:value, found '2'");
+  CHECK(error_of("1 1:0.5\n-1 2") == "bad.svm:2: expected index:value, found '2'");
+  // Binary files: non-printable bytes are shown escaped, and the token is cut at 40 bytes.
+  CHECK(error_of(std::string("\177ELF\002\001\001\000\000\000", 10)) ==
+        "bad.svm:1: expected a numeric label, found '\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00'");
+  CHECK(error_of(std::string(100, 'z')) ==
+        "bad.svm:1: expected a numeric label, found '" + std::string(40, 'z') + "...'");
+  // CRLF: the carriage return is whitespace, never part of a token, and lines count as usual.
+  CHECK(error_of("1 1:1\r\n-1 2:x\r\n") ==
+        "bad.svm:2: expected a numeric value for feature 2, found 'x'");
+  const auto crlf = parse_libsvm("1 1:1\r\n-1 2:0.5\r\n\r\n", "crlf.svm");
+  CHECK(crlf.rows() == 2);
+  CHECK(crlf.values == std::vector<float>{1.0f, 0.5f});
+  // A repeated index is reported as such, anywhere in the row.
+  CHECK(error_of("1 1:1 2:1 2:1\n") ==
+        "bad.svm:1: expected each feature index once per line, found 2 twice");
+  CHECK(error_of("1 2:1 3:1 1:1\n") ==
+        "bad.svm:1: expected feature indices in increasing order, found 1 after 3");
+  // Signs and infinities in labels and indices.
+  CHECK(error_of("inf 1:1\n") == "bad.svm:1: expected a finite label, found 'inf'");
+  CHECK(error_of("1 +3:1\n") == "bad.svm:1: expected a positive integer feature index, found '+3'");
+  CHECK(error_of("1 18446744073709551616:1\n") ==
+        "bad.svm:1: expected a feature index <= 4294967295, found '18446744073709551616'");
+  // The largest index is accepted: the reader does not guess how much memory training has.
+  CHECK(parse_libsvm("1 4294967295:1\n", "max.svm").num_features == 4294967295u);
+}
+
+TEST_CASE("reader: an empty file on disk and a file of blank lines") {
+  const std::string empty = write("empty.svm", "");
+  const std::string message =
+      empty + ":1: expected at least one example 'label index:value ...', found an empty file";
+  CHECK_THROWS_WITH_AS(hogwild::read_libsvm(empty), message.c_str(), InputError);
+  CHECK(error_of("\n\r\n  \n") ==
+        "bad.svm:4: expected at least one example 'label index:value "
+        "...', found only blank or comment lines");
+}
+
+TEST_CASE("command: bad data files exit 2 with the reader's message on one line") {
+  if (!fs::exists(cli())) {
+    MESSAGE("the hogwild command is not built (HOGWILD_BUILD_TOOLS=OFF); skipped");
+    return;
+  }
+  const std::string good = write("good.svm", "1 1:1 2:0.5\n-1 2:1 3:1\n1 1:2\n-1 3:2\n");
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const std::string empty = write("empty.svm", "");
+  const std::string dup = write("dup.svm", "1 3:1 3:2\n");
+  const std::string huge = write("huge.svm", "1 4294967296:1\n");
+  const std::string negative = write("neg.svm", "1 -3:1\n");
+  const std::string nan = write("nan.svm", "1 1:nan\n");
+  const std::string garbage = write("garbage.bin", std::string("\177ELF\002\001", 6));
+  const std::string three = write("three.svm", "1 1:1\n2 2:1\n-1 3:1\n");
+  const std::string dir = work_dir().string();
+  const Case cases[] = {
+      {"info " + empty,
+       empty + ":1: expected at least one example 'label index:value ...', found an empty file"},
+      {"train --train " + empty, empty + ":1: expected at least one example"},
+      {"train --train " + good + " --test " + empty, empty + ":1: expected at least one example"},
+      {"info " + dup, dup + ":1: expected each feature index once per line, found 3 twice"},
+      {"info " + huge, huge + ":1: expected a feature index <= 4294967295, found '4294967296'"},
+      {"info " + negative, negative + ":1: expected a positive integer feature index, found '-3'"},
+      {"info " + nan, nan + ":1: expected a finite value for feature 1, found 'nan'"},
+      {"info " + garbage, garbage + ":1: expected a numeric label, found '\\x7fELF\\x02\\x01'"},
+      {"info " + dir, dir + ": cannot read: is a directory"},
+      {"train --train " + dir, dir + ": cannot read: is a directory"},
+      {"info /nonexistent/file.svm",
+       "/nonexistent/file.svm: cannot open: No such file or directory"},
+      {"train --train " + three, three + ": expected two label classes for a binary model"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto r = run(c.args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("hogwild: " + c.message) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("command: CRLF files are accepted; --threads 0 means every core") {
+  if (!fs::exists(cli())) {
+    MESSAGE("the hogwild command is not built (HOGWILD_BUILD_TOOLS=OFF); skipped");
+    return;
+  }
+  const std::string crlf = write("crlf.svm", "1 1:1 2:0.5\r\n-1 2:1 3:1\r\n1 1:2\r\n-1 3:2\r\n");
+  const auto info = run("info " + crlf);
+  CHECK(info.code == 0);
+  CHECK(info.out.find("rows:            4") != std::string::npos);
+  const auto r = run("train --train " + crlf + " --epochs 1 --threads 0");
+  INFO(r.err);
+  CHECK(r.code == 0);
+}
+
+TEST_CASE("command: options out of range or unparsable exit 2 and name the option") {
+  if (!fs::exists(cli())) {
+    MESSAGE("the hogwild command is not built (HOGWILD_BUILD_TOOLS=OFF); skipped");
+    return;
+  }
+  const std::string good = write("good.svm", "1 1:1 2:0.5\n-1 2:1 3:1\n1 1:2\n-1 3:2\n");
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"--epochs -1", "--epochs: expected at least 1, found -1"},
+      {"--step -1", "--step: expected a finite step size > 0, found -1"},
+      {"--step nan", "--step: expected a finite step size > 0, found nan"},
+      {"--step inf", "--step: expected a finite step size > 0, found inf"},
+      {"--decay nan", "--decay: expected a factor in (0, 1], found nan"},
+      {"--l2 nan", "--l2: expected a finite strength >= 0, found nan"},
+      {"--delay nope", "--delay: expected none, const:S, uniform:S, geometric:P[:CAP]"},
+      {"--threads abc", "--threads"},
+      {"--epochs 99999999999999999999", "--epochs"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto r = run("train --train " + good + " " + c.args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(c.message) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
