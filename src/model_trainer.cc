@@ -490,6 +490,9 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
       if (!classifier) record.test_rmse = test.rmse;
     }
     report.epochs.push_back(record);
+    std::uint64_t applied = 0;
+    for (const auto& ws : workers) applied += ws->applied;
+    report.curve.push_back({record.elapsed, applied, record.train_loss});
     if (!std::isfinite(record.train_loss))
       diverged(record.epoch, record.train_loss, record.step, "training");
     if (callbacks.on_epoch) callbacks.on_epoch(record);
@@ -823,6 +826,12 @@ std::string to_json(const ModelReport& report, int indent) {
                                                     report.config.staleness_sample);
   json["coherence"] = detail::coherence_json(report.coherence);
   json["delay"] = detail::delay_json(report.config.delay, report.injected_delays);
+  ordered_json curve = ordered_json::array();
+  for (const auto& p : report.curve) {
+    curve.push_back(
+        {{"seconds", p.seconds}, {"updates", p.updates}, {"train_loss", number(p.train_loss)}});
+  }
+  json["curve"] = std::move(curve);
   json["samples"] = report.samples;
   json["train_seconds"] = report.train_seconds;
   json["samples_per_second"] = report.samples_per_second;

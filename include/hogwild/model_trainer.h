@@ -15,6 +15,7 @@
 #include "hogwild/param_store.h"
 #include "hogwild/ratings.h"
 #include "hogwild/staleness.h"
+#include "hogwild/trainer.h"
 
 namespace hogwild {
 
@@ -100,6 +101,8 @@ struct ModelReport {
   std::vector<StalenessStats> staleness_per_worker;  ///< the same per worker
   std::vector<std::uint64_t> injected_delays;        ///< count of each injected delay value
   std::vector<CoherencePoint> coherence;             ///< gradient coherence over training
+  /// Training loss after each epoch against training time and updates applied so far.
+  std::vector<CurvePoint> curve;
 };
 
 /// Hooks the model trainer calls on the caller's thread; all optional.
