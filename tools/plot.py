@@ -181,14 +181,27 @@ def plot_csv(path, out):
                     base[tuple(r[k] for k in others)] = as_number(r[metric])
             delays = list(dict.fromkeys(r["delay"] for r in rows))
             fig, ax = plt.subplots(figsize=(7, 4.5))
-            series = {}
+            series, missed = {}, {}
             for r in rows:
                 key = tuple(r[k] for k in others)
+                if key not in base:
+                    continue
                 v = as_number(r[metric])
-                if key in base and v is not None:
-                    series.setdefault(key, []).append((delays.index(r["delay"]), v / base[key]))
-            for key, pts in series.items():
-                ax.plot(*zip(*sorted(pts)), marker="o", label=", ".join(f"{k}={v}" for k, v in zip(others, key)))
+                ys = series.setdefault(key, [math.nan] * len(delays))
+                if v is not None:
+                    ys[delays.index(r["delay"])] = v / base[key]
+                elif r["status"].startswith("ok"):
+                    missed.setdefault(key, []).append(delays.index(r["delay"]))
+            top = max([y for ys in series.values() for y in ys if not math.isnan(y)] + [1.0]) * 1.15
+            for key, ys in series.items():
+                label = ", ".join(f"{k}={v}" for k, v in zip(others, key))
+                line, = ax.plot(range(len(delays)), ys, marker="o", label=label)
+                xs = missed.get(key, [])
+                if xs:
+                    ax.plot(xs, [top] * len(xs), marker="x", linestyle="none", color=line.get_color(),
+                            markersize=9)
+            if missed:
+                ax.text(0.01, 0.99, "x: target not reached", transform=ax.transAxes, va="top", fontsize=8)
             ax.set_xticks(range(len(delays)), delays, rotation=20)
             ax.axhline(1.0, color="grey", lw=0.8)
             ax.set_xlabel("delay")
