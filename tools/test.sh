@@ -84,7 +84,8 @@ for s in "${stages[@]}"; do
       say "tsan: build and test under ThreadSanitizer"
       cmake --preset tsan >/dev/null
       cmake --build --preset tsan -j "$jobs"
-      if ! ldd build/tsan/tests/test_libsvm | grep -q "build/tbb-tsan/install"; then
+      # (grep without -q reads all of ldd's output: with pipefail, -q could fail the pipe)
+      if ! ldd build/tsan/tests/test_libsvm | grep "build/tbb-tsan/install" >/dev/null; then
         echo "test.sh: the tsan build does not link the instrumented oneTBB in build/tbb-tsan" >&2
         exit 1
       fi
