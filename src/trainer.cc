@@ -227,7 +227,6 @@ struct alignas(kCacheLine) WorkerState {
         coherence_clock(config.coherence_sample,
                         detail::derive_seed(seed_base, 0xc0e40000u + worker)),
         injected(config.delay.max_delay() + 1, 0),
-        history(static_cast<std::size_t>(config.coherence_lag), {0u, 0.0f}),
         coherence_sum(static_cast<std::size_t>(config.epochs) * kCoherenceWindowsPerEpoch, 0.0),
         coherence_count(coherence_sum.size(), 0) {
     pending.reserve(config.delay.max_delay() + 1);
@@ -253,9 +252,11 @@ struct alignas(kCacheLine) WorkerState {
   SampleClock coherence_clock;
   std::vector<Pending> pending;  // a heap, never beyond max_delay + 1 entries
   std::vector<std::uint64_t> injected;
-  std::vector<std::pair<std::uint32_t, float>> history;  // last `lag` (row, coef)
-  std::size_t history_pos = 0;
-  std::size_t history_filled = 0;
+  // Coherence: a sampled update's (row, coef), compared with the update `lag` later.
+  std::uint32_t saved_row = 0;
+  float saved_coef = 0;
+  std::uint64_t saved_due = 0;
+  bool has_saved = false;
   std::vector<double> coherence_sum;
   std::vector<std::uint64_t> coherence_count;
   StalenessStats staleness;
@@ -302,7 +303,7 @@ template <class P, class Loss, bool kRegularised>
 class Engine {
  public:
   Engine(ParamStore& store, const Dataset& data, const float* y, const float* shrink, float eta,
-         std::span<AppliedCounter> counters, const TrainConfig& config)
+         std::span<AppliedCounter> counters, const TrainConfig& config, int epoch)
       : store_(store),
         data_(data),
         y_(y),
@@ -312,6 +313,8 @@ class Engine {
         delayed_(config.delay.kind != DelaySpec::Kind::kNone),
         publish_(config.staleness_sample > 0),
         coherence_(config.coherence_sample > 0),
+        lag_(static_cast<std::uint64_t>(config.coherence_lag)),
+        window_base_(static_cast<std::size_t>(epoch - 1) * kCoherenceWindowsPerEpoch),
         timed_(config.schedule.kind == ScheduleSpec::Kind::kTime),
         batched_(timed_ || config.schedule.batch > 1),
         mean_(config.schedule.mean),
@@ -319,10 +322,41 @@ class Engine {
         window_ns_(config.schedule.window_ns),
         slow_(config.speed.active()) {}
 
+  // Positions [first, last) of a worker's share of length `len`. Without delay, measurement,
+  // minibatches or speed model this is the plain Hogwild! loop, with no per-sample
+  // bookkeeping beyond one counter in a register.
+  void run_range(WorkerState& s, const std::uint32_t* rows, std::size_t first, std::size_t last,
+                 std::size_t len) {
+    if (!(delayed_ || publish_ || coherence_ || batched_ || slow_)) {
+      const float* w = store_.data();
+      std::uint64_t updates = 0;
+      for (std::size_t pos = first; pos < last; ++pos) {
+        const std::uint32_t r = rows[pos];
+        const auto row = data_.row(r);
+        float m = 0;
+        for (std::size_t k = 0; k < row.indices.size(); ++k) {
+          m += P::load(w[row.indices[k]]) * row.values[k];
+        }
+        const float g = Loss::derivative(m, y_[r]);
+        if constexpr (!kRegularised) {
+          if (g == 0.0f) continue;
+        }
+        apply_row(r, -eta_ * g);
+        ++updates;
+      }
+      s.samples += last - first;
+      s.computed += updates;
+      s.applied += updates;
+      s.step += last - first;
+      return;
+    }
+    for (std::size_t pos = first; pos < last; ++pos) step(s, rows[pos], pos, len);
+  }
+
   // Dispatches one sample to the single-sample or the minibatch path.
-  void step(WorkerState& s, std::uint32_t r, std::size_t window) {
+  void step(WorkerState& s, std::uint32_t r, std::size_t pos, std::size_t len) {
     ++s.samples;
-    if (!batched_ && !slow_) return step_single(s, r, window);
+    if (!batched_ && !slow_) return step_single(s, r, pos, len);
     step_batched(s, r);
   }
 
@@ -333,7 +367,9 @@ class Engine {
   }
 
   // One single-sample update on row r; `window` is the coherence window it falls in.
-  void step_single(WorkerState& s, std::uint32_t r, std::size_t window) {
+  // Inlined: called once per sample, its body is the hot loop.
+  [[gnu::always_inline]] inline void step_single(WorkerState& s, std::uint32_t r, std::size_t pos,
+                                                 std::size_t len) {
     const auto row = data_.row(r);
     const float* w = store_.data();
     const bool measured = s.staleness_clock.tick();
@@ -352,7 +388,7 @@ class Engine {
     if (has_update) {
       const float coef = -eta_ * g;
       ++s.computed;
-      if (coherence_) track_coherence(s, r, coef, window);
+      if (coherence_) track_coherence(s, r, coef, pos, len);
       if (!delayed_) {
         apply(s, r, coef);
         if (measured) record(s, others_at_read, read_ns);
@@ -490,19 +526,19 @@ class Engine {
     }
   }
 
-  void apply(WorkerState& s, std::uint32_t r, float coef) {
+  [[gnu::always_inline]] inline void apply(WorkerState& s, std::uint32_t r, float coef) {
     apply_row(r, coef);
     count_applied(s);
   }
 
-  void count_applied(WorkerState& s) {
+  [[gnu::always_inline]] inline void count_applied(WorkerState& s) {
     ++s.applied;
     if (publish_) {
       counters_[static_cast<std::size_t>(s.id)].value.store(s.applied, std::memory_order_relaxed);
     }
   }
 
-  void apply_row(std::uint32_t r, float coef) {
+  [[gnu::always_inline]] inline void apply_row(std::uint32_t r, float coef) {
     const auto row = data_.row(r);
     const float* values = row.values.data();
     [[maybe_unused]] const std::uint32_t* indices = row.indices.data();
@@ -535,18 +571,27 @@ class Engine {
     if (u.measured) record(s, u.others_at_read, u.read_ns);
   }
 
-  // Cosine between this data gradient (coef * x_r) and the one `lag` updates earlier.
-  void track_coherence(WorkerState& s, std::uint32_t r, float coef, std::size_t window) {
-    const std::size_t lag = s.history.size();
-    if (s.history_filled == lag && s.coherence_clock.tick() && window < s.coherence_sum.size()) {
-      const auto& [old_row, old_coef] = s.history[s.history_pos];  // oldest entry = lag back
-      const double sign = (coef > 0) == (old_coef > 0) ? 1.0 : -1.0;
-      s.coherence_sum[window] += sign * sparse_cosine(data_.row(r), data_.row(old_row));
-      ++s.coherence_count[window];
+  // Coherence: a sampled update is kept as (row, coef) and compared with the worker's update
+  // `lag` updates later: the cosine of coef * x_r and coef' * x_r'. Costs one decrement per
+  // update unless sampled.
+  void track_coherence(WorkerState& s, std::uint32_t r, float coef, std::size_t pos,
+                       std::size_t len) {
+    if (s.has_saved) {
+      if (s.computed != s.saved_due) return;
+      const std::size_t window =
+          window_base_ + pos * kCoherenceWindowsPerEpoch / std::max<std::size_t>(len, 1);
+      if (window < s.coherence_sum.size()) {
+        const double sign = (coef > 0) == (s.saved_coef > 0) ? 1.0 : -1.0;
+        s.coherence_sum[window] += sign * sparse_cosine(data_.row(r), data_.row(s.saved_row));
+        ++s.coherence_count[window];
+      }
+      s.has_saved = false;
+    } else if (s.coherence_clock.tick()) {
+      s.saved_row = r;
+      s.saved_coef = coef;
+      s.saved_due = s.computed + lag_;
+      s.has_saved = true;
     }
-    s.history[s.history_pos] = {r, coef};
-    s.history_pos = s.history_pos + 1 == lag ? 0 : s.history_pos + 1;
-    s.history_filled = std::min(s.history_filled + 1, lag);
   }
 
   ParamStore& store_;
@@ -558,6 +603,8 @@ class Engine {
   bool delayed_;
   bool publish_;
   bool coherence_;
+  std::uint64_t lag_;
+  std::size_t window_base_;
   bool timed_;
   bool batched_;
   bool mean_;
@@ -720,10 +767,6 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
             const auto part = [&](std::size_t len, int k) {
               return len * static_cast<std::size_t>(k) / static_cast<std::size_t>(segments);
             };
-            const auto window_of = [&](std::size_t pos, std::size_t len) {
-              return static_cast<std::size_t>(epoch - 1) * kCoherenceWindowsPerEpoch +
-                     pos * kCoherenceWindowsPerEpoch / std::max<std::size_t>(len, 1);
-            };
             const auto finish = [&](WorkerState& state) {
               engine.close_open_batch(state);
               if (last_segment) engine.flush(state);
@@ -740,7 +783,7 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
                   const auto slice = slice_of(k);
                   const std::size_t pos = part(slice.size(), segment) + t;
                   if (pos < part(slice.size(), segment + 1)) {
-                    engine.step(states[k], slice[pos], window_of(pos, slice.size()));
+                    engine.step(states[k], slice[pos], pos, slice.size());
                   }
                 }
               }
@@ -758,9 +801,7 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
                   const std::size_t first = cursor.fetch_add(kChunk, std::memory_order_relaxed);
                   if (first >= seg_end) break;
                   const std::size_t last = std::min(seg_end, first + kChunk);
-                  for (std::size_t pos = first; pos < last; ++pos) {
-                    engine.step(state, order[pos], window_of(pos, n));
-                  }
+                  engine.run_range(state, order.data(), first, last, n);
                 }
                 finish(state);
               });
@@ -768,21 +809,19 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
               detail::run_workers(workers, [&](int worker) {
                 const auto slice = slice_of(worker);
                 auto& state = states[static_cast<std::size_t>(worker)];
-                const std::size_t end = part(slice.size(), segment + 1);
-                for (std::size_t pos = part(slice.size(), segment); pos < end; ++pos) {
-                  engine.step(state, slice[pos], window_of(pos, slice.size()));
-                }
+                engine.run_range(state, slice.data(), part(slice.size(), segment),
+                                 part(slice.size(), segment + 1), slice.size());
                 finish(state);
               });
             }
           };
           if (config.l2 > 0) {
             Engine<P, Loss, true> engine(store, train_data, y_train.data(), shrink.data(), eta_f,
-                                         counters, config);
+                                         counters, config, epoch);
             run_segment(engine);
           } else {
             Engine<P, Loss, false> engine(store, train_data, y_train.data(), nullptr, eta_f,
-                                          counters, config);
+                                          counters, config, epoch);
             run_segment(engine);
           }
         });
