@@ -31,7 +31,7 @@ for m in "${models[@]}"; do
           --out "$out/ratings.txt" --test-out "$out/ratings.test.txt" --test-fraction 0.1
       fi
       "$hogwild" sweep --out "$out/mf" --grid delay=$delays --grid optimizer=$optimizers \
-        --target-loss 0.1 --format ratings --train "$out/ratings.txt" --test "$out/ratings.test.txt" \
+        --target-loss 0.08 --format ratings --train "$out/ratings.txt" --test "$out/ratings.test.txt" \
         --model mf --rank 8 --epochs 10 "${common[@]}" ;;
     *) echo "dai_experiments.sh: unknown model '$m'; expected softmax, mlp or mf" >&2; exit 2 ;;
   esac
