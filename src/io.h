@@ -1,13 +1,13 @@
 #pragma once
 
+#include <fmt/format.h>
+#include <fmt/std.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <fmt/format.h>
-#include <fmt/std.h>
 
 #include "hogwild/error.h"
 
