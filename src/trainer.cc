@@ -350,6 +350,48 @@ class Engine {
       s.step += last - first;
       return;
     }
+    if (!(delayed_ || batched_ || slow_)) {
+      // Measured but not delayed: the same loop with the sampling clocks and the published
+      // applied count, keeping the worker's counters in registers.
+      const float* w = store_.data();
+      std::uint64_t computed = s.computed;
+      std::uint64_t applied = s.applied;
+      auto& published = counters_[static_cast<std::size_t>(s.id)].value;
+      for (std::size_t pos = first; pos < last; ++pos) {
+        const std::uint32_t r = rows[pos];
+        const bool measured = s.staleness_clock.tick();
+        std::uint64_t others_at_read = 0;
+        std::int64_t read_ns = 0;
+        if (measured) {
+          others_at_read = others(s.id);
+          read_ns = now_ns();
+        }
+        const auto row = data_.row(r);
+        float m = 0;
+        for (std::size_t k = 0; k < row.indices.size(); ++k) {
+          m += P::load(w[row.indices[k]]) * row.values[k];
+        }
+        const float g = Loss::derivative(m, y_[r]);
+        if constexpr (!kRegularised) {
+          if (g == 0.0f) continue;
+        }
+        const float coef = -eta_ * g;
+        ++computed;
+        if (coherence_) {
+          s.computed = computed;
+          track_coherence(s, r, coef, pos, len);
+        }
+        apply_row(r, coef);
+        ++applied;
+        if (publish_) published.store(applied, std::memory_order_relaxed);
+        if (measured) record(s, others_at_read, read_ns);
+      }
+      s.samples += last - first;
+      s.step += last - first;
+      s.computed = computed;
+      s.applied = applied;
+      return;
+    }
     for (std::size_t pos = first; pos < last; ++pos) step(s, rows[pos], pos, len);
   }
 
