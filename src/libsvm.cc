@@ -293,16 +293,7 @@ void write_libsvm(const Dataset& data, std::ostream& out) {
 }
 
 void write_libsvm(const Dataset& data, const std::filesystem::path& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    throw SystemError(
-        fmt::format("{}: cannot open for writing: {}", path.string(), std::strerror(errno)));
-  }
-  write_libsvm(data, out);
-  out.flush();
-  if (!out) {
-    throw SystemError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
-  }
+  detail::write_file(path, [&](std::ostream& out) { write_libsvm(data, out); });
 }
 
 }  // namespace hogwild

@@ -59,24 +59,8 @@ void ModelConfig::validate() const {
     fail("threads", "1 with --policy serial (it runs one worker)", threads);
   }
   if (epochs < 1) fail("epochs", "at least 1", epochs);
-  if (!(staleness_sample >= 0 && staleness_sample <= 1)) {
-    fail("staleness-sample", "a fraction in (0, 1], or 0 to turn measurement off",
-         staleness_sample);
-  }
-  if (!(coherence_sample >= 0 && coherence_sample <= 1)) {
-    fail("coherence-sample", "a fraction in (0, 1], or 0 to turn measurement off",
-         coherence_sample);
-  }
-  if (coherence_lag < 1 || coherence_lag > 1 << 16) {
-    fail("coherence-lag", "a lag in [1, 65536] updates", coherence_lag);
-  }
-  if (simulate < 0 || simulate > 1024) {
-    fail("simulate", "a count of virtual workers in [1, 1024]", simulate);
-  }
-  if (simulate > 0 && threads > 1) {
-    fail("threads", "1 (or 0) with --simulate, which steps its virtual workers in one thread",
-         threads);
-  }
+  detail::validate_staleness_options(staleness_sample, coherence_sample, coherence_lag, simulate,
+                                     threads);
   if (batch > 65536) fail("batch", "a minibatch size in [1, 65536] (0 = default)", batch);
   if (!std::isfinite(l2)) fail("l2", "a finite strength >= 0", l2);
   if (model == ModelKind::kMlp) {

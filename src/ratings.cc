@@ -137,16 +137,7 @@ void write_ratings(const Ratings& ratings, std::ostream& out) {
 }
 
 void write_ratings(const Ratings& ratings, const std::filesystem::path& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    throw SystemError(
-        fmt::format("{}: cannot open for writing: {}", path.string(), std::strerror(errno)));
-  }
-  write_ratings(ratings, out);
-  out.flush();
-  if (!out) {
-    throw SystemError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
-  }
+  detail::write_file(path, [&](std::ostream& out) { write_ratings(ratings, out); });
 }
 
 RatingsProblem generate_ratings(const RatingsGeneratorConfig& c) {

@@ -2,11 +2,14 @@
 
 // Pieces of staleness and coherence measurement shared by the trainers.
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 
+#include "hogwild/error.h"
 #include "hogwild/param_store.h"
 #include "hogwild/random.h"
 
@@ -17,6 +20,33 @@ inline std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+/// Checks the measurement and simulation options both trainers share; throws
+/// InputError("--option: expected ..., found ...").
+inline void validate_staleness_options(double staleness_sample, double coherence_sample,
+                                       int coherence_lag, int simulate, int threads) {
+  auto fail = [](std::string_view option, std::string_view expected, auto found) {
+    throw InputError(fmt::format("--{}: expected {}, found {}", option, expected, found));
+  };
+  if (!(staleness_sample >= 0 && staleness_sample <= 1)) {
+    fail("staleness-sample", "a fraction in (0, 1], or 0 to turn measurement off",
+         staleness_sample);
+  }
+  if (!(coherence_sample >= 0 && coherence_sample <= 1)) {
+    fail("coherence-sample", "a fraction in (0, 1], or 0 to turn measurement off",
+         coherence_sample);
+  }
+  if (coherence_lag < 1 || coherence_lag > 1 << 16) {
+    fail("coherence-lag", "a lag in [1, 65536] updates", coherence_lag);
+  }
+  if (simulate < 0 || simulate > 1024) {
+    fail("simulate", "a count of virtual workers in [1, 1024]", simulate);
+  }
+  if (simulate > 0 && threads > 1) {
+    fail("threads", "1 (or 0) with --simulate, which steps its virtual workers in one thread",
+         threads);
+  }
 }
 
 /// Coherence is averaged over this many windows per epoch.

@@ -38,23 +38,8 @@ void TrainConfig::validate() const {
   if (!(decay > 0 && decay <= 1)) fail("decay", "a factor in (0, 1]", decay);
   if (!(l2 >= 0) || !std::isfinite(l2)) fail("l2", "a finite strength >= 0", l2);
   if (!(divergence_factor > 1)) fail("divergence-factor", "a factor > 1", divergence_factor);
-  if (!(staleness_sample >= 0 && staleness_sample <= 1)) {
-    fail("staleness-sample", "a fraction in (0, 1], or 0 to turn measurement off",
-         staleness_sample);
-  }
-  if (!(coherence_sample >= 0 && coherence_sample <= 1)) {
-    fail("coherence-sample", "a fraction in (0, 1], or 0 to turn measurement off",
-         coherence_sample);
-  }
-  if (coherence_lag < 1 || coherence_lag > 1 << 16) {
-    fail("coherence-lag", "a lag in [1, 65536] steps", coherence_lag);
-  }
-  if (simulate < 0 || simulate > 1024)
-    fail("simulate", "a count of virtual workers in [1, 1024]", simulate);
-  if (simulate > 0 && threads > 1) {
-    fail("threads", "1 (or 0) with --simulate, which steps its virtual workers in one thread",
-         threads);
-  }
+  detail::validate_staleness_options(staleness_sample, coherence_sample, coherence_lag, simulate,
+                                     threads);
   if (simulate > 0 && schedule.kind == ScheduleSpec::Kind::kTime) {
     throw InputError(
         "--schedule: expected fixed:B with --simulate (time windows are wall-clock, "

@@ -14,8 +14,10 @@
 #include "hogwild/report.h"
 #include "hogwild/staleness.h"
 #include "hogwild/trainer.h"
+#include "test_support.h"
 
 using namespace hogwild;
+using hogwild::test::strip_timings;
 
 namespace {
 
@@ -58,17 +60,6 @@ SparseProblem problem(std::size_t rows, std::size_t features = 400) {
 }
 
 // Removes the keys that hold wall-clock measurements.
-void strip_timings(nlohmann::json& j) {
-  if (j.is_object()) {
-    for (const char* key :
-         {"seconds", "elapsed", "train_seconds", "samples_per_second", "micros"}) {
-      j.erase(key);
-    }
-    for (auto& [key, value] : j.items()) strip_timings(value);
-  } else if (j.is_array()) {
-    for (auto& value : j) strip_timings(value);
-  }
-}
 
 std::string fmt_const(std::uint32_t s) { return "const:" + std::to_string(s); }
 

@@ -8,8 +8,10 @@
 #include "hogwild/generator.h"
 #include "hogwild/model_trainer.h"
 #include "hogwild/ratings.h"
+#include "test_support.h"
 
 using namespace hogwild;
+using hogwild::test::strip_timings;
 
 namespace {
 
@@ -20,18 +22,6 @@ SparseProblem problem(std::size_t rows) {
   c.nnz_per_row = 10;
   c.seed = 4;
   return generate_sparse(c);
-}
-
-void strip_timings(nlohmann::json& j) {
-  if (j.is_object()) {
-    for (const char* key :
-         {"seconds", "elapsed", "train_seconds", "samples_per_second", "micros"}) {
-      j.erase(key);
-    }
-    for (auto& [key, value] : j.items()) strip_timings(value);
-  } else if (j.is_array()) {
-    for (auto& value : j) strip_timings(value);
-  }
 }
 
 }  // namespace
