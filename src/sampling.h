@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "hogwild/error.h"
 #include "hogwild/param_store.h"
@@ -75,6 +76,14 @@ class SampleClock {
     }
     countdown_ = gap();
     return true;
+  }
+  /// Events that tick() will pass over before the next sampled one (all of them at rate 0).
+  std::uint64_t until_next() const {
+    return rate_ <= 0 ? std::numeric_limits<std::uint64_t>::max() : countdown_;
+  }
+  /// Passes over `n` events at once, as n calls of tick(); `n` must not exceed until_next().
+  void skip(std::uint64_t n) {
+    if (rate_ > 0) countdown_ -= n;
   }
 
  private:

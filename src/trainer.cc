@@ -296,7 +296,9 @@ class Engine {
         eta_(eta),
         counters_(counters),
         delayed_(config.delay.kind != DelaySpec::Kind::kNone),
-        publish_(config.staleness_sample > 0),
+        measure_staleness_(config.staleness_sample > 0),
+        // Only other workers read a worker's applied count.
+        publish_(config.staleness_sample > 0 && counters.size() > 1),
         coherence_(config.coherence_sample > 0),
         lag_(static_cast<std::uint64_t>(config.coherence_lag)),
         window_base_(static_cast<std::size_t>(epoch - 1) * kCoherenceWindowsPerEpoch),
@@ -307,77 +309,72 @@ class Engine {
         window_ns_(config.schedule.window_ns),
         slow_(config.speed.active()) {}
 
-  // Positions [first, last) of a worker's share of length `len`. Without delay, measurement,
-  // minibatches or speed model this is the plain Hogwild! loop, with no per-sample
-  // bookkeeping beyond one counter in a register.
+  // Positions [first, last) of a worker's share of length `len`. Without delay, minibatches or
+  // speed model, the samples between two sampled (measured) ones run the plain Hogwild! loop,
+  // with no per-sample bookkeeping beyond a counter in a register (and, when other workers
+  // measure staleness, the store of this worker's applied count); the sampled sample itself
+  // takes the full step. Which samples are sampled is the same as stepping one by one.
   void run_range(WorkerState& s, const std::uint32_t* rows, std::size_t first, std::size_t last,
                  std::size_t len) {
-    if (!(delayed_ || publish_ || coherence_ || batched_ || slow_)) {
-      const float* w = store_.data();
-      std::uint64_t updates = 0;
-      for (std::size_t pos = first; pos < last; ++pos) {
-        const std::uint32_t r = rows[pos];
-        const auto row = data_.row(r);
-        float m = 0;
-        for (std::size_t k = 0; k < row.indices.size(); ++k) {
-          m += P::load(w[row.indices[k]]) * row.values[k];
-        }
-        const float g = Loss::derivative(m, y_[r]);
-        if constexpr (!kRegularised) {
-          if (g == 0.0f) continue;
-        }
-        apply_row(r, -eta_ * g);
-        ++updates;
-      }
-      s.samples += last - first;
-      s.computed += updates;
-      s.applied += updates;
-      s.step += last - first;
+    if (delayed_ || batched_ || slow_) {
+      for (std::size_t pos = first; pos < last; ++pos) step(s, rows[pos], pos, len);
       return;
     }
-    if (!(delayed_ || batched_ || slow_)) {
-      // Measured but not delayed: the same loop with the sampling clocks and the published
-      // applied count, keeping the worker's counters in registers.
-      const float* w = store_.data();
-      std::uint64_t computed = s.computed;
-      std::uint64_t applied = s.applied;
-      auto& published = counters_[static_cast<std::size_t>(s.id)].value;
-      for (std::size_t pos = first; pos < last; ++pos) {
-        const std::uint32_t r = rows[pos];
-        const bool measured = s.staleness_clock.tick();
-        std::uint64_t others_at_read = 0;
-        std::int64_t read_ns = 0;
-        if (measured) {
-          others_at_read = others(s.id);
-          read_ns = now_ns();
-        }
-        const auto row = data_.row(r);
-        float m = 0;
-        for (std::size_t k = 0; k < row.indices.size(); ++k) {
-          m += P::load(w[row.indices[k]]) * row.values[k];
-        }
-        const float g = Loss::derivative(m, y_[r]);
-        if constexpr (!kRegularised) {
-          if (g == 0.0f) continue;
-        }
-        const float coef = -eta_ * g;
-        ++computed;
-        if (coherence_) {
-          s.computed = computed;
-          track_coherence(s, r, coef, pos, len);
-        }
-        apply_row(r, coef);
-        ++applied;
-        if (publish_) published.store(applied, std::memory_order_relaxed);
-        if (measured) record(s, others_at_read, read_ns);
+    std::size_t pos = first;
+    while (pos < last) {
+      // Samples that cannot be sampled: the staleness clock ticks once per sample, the
+      // coherence clock once per update (at most one per sample), and a saved coherence
+      // gradient waits for the update `lag` updates after it.
+      std::uint64_t plain = last - pos;
+      if (measure_staleness_) plain = std::min(plain, s.staleness_clock.until_next());
+      const bool coherence_clock_runs = coherence_ && !s.has_saved;
+      if (coherence_clock_runs) plain = std::min(plain, s.coherence_clock.until_next());
+      if (coherence_ && s.has_saved) plain = std::min(plain, s.saved_due - s.computed - 1);
+      if (plain == 0) {
+        step(s, rows[pos], pos, len);
+        ++pos;
+        continue;
       }
-      s.samples += last - first;
-      s.step += last - first;
-      s.computed = computed;
-      s.applied = applied;
-      return;
+      const std::size_t end = pos + static_cast<std::size_t>(plain);
+      const std::uint64_t updates =
+          publish_ ? plain_loop<true>(s, rows, pos, end) : plain_loop<false>(s, rows, pos, end);
+      if (measure_staleness_) s.staleness_clock.skip(plain);
+      if (coherence_clock_runs) s.coherence_clock.skip(updates);
+      pos = end;
     }
-    for (std::size_t pos = first; pos < last; ++pos) step(s, rows[pos], pos, len);
+  }
+
+  // The plain Hogwild! loop over positions [first, last); returns the updates it applied.
+  // kPublish stores the worker's applied count after every update for others' measurements.
+  template <bool kPublish>
+  std::uint64_t plain_loop(WorkerState& s, const std::uint32_t* rows, std::size_t first,
+                           std::size_t last) {
+    const float* w = store_.data();
+    const std::uint64_t applied_before = s.applied;
+    [[maybe_unused]] auto& published = counters_[static_cast<std::size_t>(s.id)].value;
+    std::uint64_t updates = 0;
+    for (std::size_t pos = first; pos < last; ++pos) {
+      const std::uint32_t r = rows[pos];
+      const auto row = data_.row(r);
+      float m = 0;
+      for (std::size_t k = 0; k < row.indices.size(); ++k) {
+        m += P::load(w[row.indices[k]]) * row.values[k];
+      }
+      const float g = Loss::derivative(m, y_[r]);
+      if constexpr (!kRegularised) {
+        if (g == 0.0f) continue;
+      }
+      apply_row(r, -eta_ * g);
+      ++updates;
+      if constexpr (kPublish) {
+        published.store(applied_before + updates, std::memory_order_relaxed);
+      }
+    }
+    s.samples += last - first;
+    s.computed += updates;
+    s.applied += updates;
+    s.step += last - first;
+    return updates;
   }
 
   // Dispatches one sample to the single-sample or the minibatch path.
@@ -628,6 +625,7 @@ class Engine {
   float eta_;
   std::span<AppliedCounter> counters_;
   bool delayed_;
+  bool measure_staleness_;
   bool publish_;
   bool coherence_;
   std::uint64_t lag_;
