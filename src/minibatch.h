@@ -1,0 +1,77 @@
+#pragma once
+
+// Pieces of minibatch scheduling (schedule.h) shared by the linear and the model trainers:
+// option checks, the busy-wait of the speed model, how an epoch is cut into evaluation
+// segments and into the chunks that dynamic sharding hands out.
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "hogwild/error.h"
+#include "hogwild/schedule.h"
+#include "sampling.h"
+
+namespace hogwild::detail {
+
+/// Samples a worker claims at a time from an epoch's shuffle under dynamic sharding (one
+/// atomic add per claim).
+inline constexpr std::size_t kShardChunk = 256;
+
+/// The largest value --max-batch takes.
+inline constexpr std::uint32_t kMaxBatchLimit = 1u << 20;
+
+/// Checks the schedule, speed-model, sharding and curve options both trainers share against
+/// each other and the number of workers; throws InputError("--option: expected ..., found ...").
+inline void validate_schedule_options(const ScheduleSpec& schedule, const SpeedModel& speed,
+                                      bool dynamic_sharding, int evals_per_epoch, int simulate,
+                                      int workers) {
+  auto fail = [](std::string_view option, std::string_view expected, auto found) {
+    throw InputError(fmt::format("--{}: expected {}, found {}", option, expected, found));
+  };
+  if (schedule.max_batch < 1 || schedule.max_batch > kMaxBatchLimit) {
+    fail("max-batch", "a sample count in [1, 1048576]", schedule.max_batch);
+  }
+  if (simulate > 0 && schedule.kind == ScheduleSpec::Kind::kTime) {
+    throw InputError(
+        "--schedule: expected fixed:B with --simulate (time windows are wall-clock, "
+        "simulation is deterministic), found '" +
+        schedule.text + "'");
+  }
+  if (simulate > 0 && speed.active()) {
+    throw InputError(
+        "--simulate: expected no speed model (--worker-speed, --straggler, --pause "
+        "inject wall-clock costs into real threads)");
+  }
+  if (!speed.speeds.empty() && static_cast<int>(speed.speeds.size()) != workers) {
+    fail("worker-speed", fmt::format("{} speeds, one per worker", workers), speed.speeds.size());
+  }
+  if (simulate > 0 && dynamic_sharding) {
+    throw InputError(
+        "--sharding: expected static with --simulate (virtual workers step in "
+        "lockstep), found dynamic");
+  }
+  if (evals_per_epoch < 1 || evals_per_epoch > 1000) {
+    fail("evals-per-epoch", "a count in [1, 1000]", evals_per_epoch);
+  }
+}
+
+/// Start of part k of `segments` equal parts of a range of length `len` (k = segments gives
+/// len): an epoch, or a worker's slice of it, is cut into --evals-per-epoch segments.
+inline std::size_t segment_start(std::size_t len, int k, int segments) {
+  return len * static_cast<std::size_t>(k) / static_cast<std::size_t>(segments);
+}
+
+/// Spins until the steady clock reaches `until_ns`: the speed model's injected costs, precise
+/// to the clock's resolution rather than the scheduler's.
+inline void busy_wait(std::int64_t until_ns) {
+  while (now_ns() < until_ns) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
+}  // namespace hogwild::detail
