@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstring>
+#include <limits>
 #include <string_view>
 
 #include "hogwild/error.h"
@@ -70,11 +71,14 @@ std::string describe_magic(std::string_view bytes) {
 }  // namespace
 
 IdxArray read_idx_array(const std::filesystem::path& path) {
-  const std::string name = path.string();
-  std::string bytes = detail::read_file(path);
+  return parse_idx_array(detail::read_file(path), path.string());
+}
+
+IdxArray parse_idx_array(std::string_view data, std::string_view name) {
+  std::string bytes(data);
   if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
       static_cast<unsigned char>(bytes[1]) == 0x8b) {
-    bytes = gunzip(bytes, name);
+    bytes = gunzip(bytes, std::string(name));
   }
   if (bytes.size() < kIdxHeaderFixed || bytes[0] != 0 || bytes[1] != 0 || bytes[3] == 0) {
     throw InputError(
@@ -95,17 +99,33 @@ IdxArray read_idx_array(const std::filesystem::path& path) {
   }
   IdxArray array;
   std::size_t total = 1;
+  bool zero = false;
+  bool overflow = false;
   for (std::size_t d = 0; d < dims; ++d) {
     const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + kIdxHeaderFixed + 4 * d);
     const std::size_t size = (std::size_t{p[0]} << 24) | (std::size_t{p[1]} << 16) |
                              (std::size_t{p[2]} << 8) | std::size_t{p[3]};
     array.shape.push_back(size);
-    total *= size;
+    // Up to 255 sizes of 2^32-1: the product may not fit in 64 bits (it would wrap around).
+    if (size == 0) {
+      zero = true;
+    } else if (total > std::numeric_limits<std::size_t>::max() / 2 / size) {
+      overflow = true;
+    } else {
+      total *= size;
+    }
   }
+  if (zero) total = 0;
   const std::size_t found = bytes.size() - header;
+  std::string shape;
+  for (const auto s : array.shape) shape += (shape.empty() ? "" : " x ") + std::to_string(s);
+  if (overflow && !zero) {
+    throw InputError(fmt::format(
+        "{}: expected dimension sizes whose product is the {} bytes of data after the header, "
+        "found {} (more than 2^63)",
+        name, found, shape));
+  }
   if (found != total) {
-    std::string shape;
-    for (const auto s : array.shape) shape += (shape.empty() ? "" : " x ") + std::to_string(s);
     throw InputError(fmt::format("{}: expected {} = {} bytes of data after the header, found {}{}",
                                  name, shape, total, found,
                                  found < total ? " (the file is truncated)" : ""));

@@ -391,7 +391,8 @@ void step_batch(const ModelConfig& config, const Model& model, ParamStore& store
 }
 
 ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats,
-                std::vector<double> class_labels, const ModelCallbacks& callbacks) {
+                std::vector<double> class_labels, const ModelCallbacks& callbacks,
+                const TrainState* resume) {
   ModelReport report;
   report.config = raw.resolved();
   const ModelConfig& config = report.config;
@@ -414,6 +415,40 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
   ParamStore store(params);
   model.init(store.values(), config.seed);
   detail::OptimizerState state(config.optimizer.kind, params);
+  // The optimiser's buffers, in the order a checkpoint keeps them.
+  std::vector<ParamStore*> state_buffers;
+  if (state.s1) state_buffers.push_back(state.s1.get());
+  if (state.s2) state_buffers.push_back(state.s2.get());
+  if (resume) {
+    if (resume->weights.size() != params) {
+      throw InputError(
+          fmt::format("model: expected {} parameters to resume (this model on this data), found {}",
+                      params, resume->weights.size()));
+    }
+    if (resume->optimizer_state.size() != state_buffers.size()) {
+      throw InputError(fmt::format(
+          "--optimizer: expected {} optimiser state buffers to resume {}, found {}",
+          state_buffers.size(), to_string(config.optimizer.kind), resume->optimizer_state.size()));
+    }
+    for (const auto& buffer : resume->optimizer_state) {
+      if (buffer.size() != params) {
+        throw InputError(fmt::format("model: expected optimiser state of {} values, found {}",
+                                     params, buffer.size()));
+      }
+    }
+    if (resume->epoch < 0 || resume->epoch > config.epochs) {
+      throw InputError(
+          fmt::format("--epochs: expected at least the {} epochs already done, found {}",
+                      resume->epoch, config.epochs));
+    }
+    std::copy(resume->weights.begin(), resume->weights.end(), store.values().begin());
+    for (std::size_t b = 0; b < state_buffers.size(); ++b) {
+      std::copy(resume->optimizer_state[b].begin(), resume->optimizer_state[b].end(),
+                state_buffers[b]->values().begin());
+    }
+    report.resumed_from = resume->epoch;
+    report.samples = resume->samples;
+  }
   // Evaluation uses at most the cores there are (more workers than cores is allowed).
   tbb::task_arena arena(
       std::min(threads, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))));
@@ -482,15 +517,43 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
     if (callbacks.on_epoch) callbacks.on_epoch(record);
   };
 
+  // A resumed run starts its records with the model it resumed from.
+  const int first_epoch = resume ? resume->epoch + 1 : 1;
   ModelEpochRecord initial;
-  initial.step = config.optimizer.step;
+  initial.epoch = first_epoch - 1;
+  initial.step =
+      resume ? config.optimizer.step_at(config.optimizer.step, first_epoch - 2, first_epoch - 2)
+             : config.optimizer.step;
+  if (resume) {
+    initial.elapsed = resume->elapsed;
+    // Each worker's update count continues (Adam's bias correction counts updates); with a
+    // different number of workers the total is shared out evenly.
+    std::uint64_t total = 0;
+    for (const auto u : resume->worker_updates) total += u;
+    for (std::size_t w = 0; w < workers.size(); ++w) {
+      workers[w]->updates = resume->worker_updates.size() == workers.size()
+                                ? resume->worker_updates[w]
+                                : total / workers.size();
+    }
+  }
   record_epoch(initial);
+  const double initial_loss = resume ? resume->initial_loss : initial.train_loss;
+  const auto stop_requested = [&] {
+    return callbacks.stop != nullptr && callbacks.stop->load(std::memory_order_relaxed);
+  };
 
   std::vector<std::uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
+  // Each epoch shuffles the order the previous one left, so a resumed run replays the
+  // shuffles of the epochs already done: its epochs then see the orders an uninterrupted run
+  // sees.
+  for (int epoch = 1; epoch < first_epoch; ++epoch) {
+    detail::Rng rng(detail::derive_seed(config.seed, static_cast<std::uint64_t>(epoch)));
+    for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  }
   std::vector<detail::AppliedCounter> counters(static_cast<std::size_t>(threads));
-  double elapsed = 0;
-  for (int epoch = 1; epoch <= config.epochs; ++epoch) {
+  double elapsed = resume ? resume->elapsed : 0.0;
+  for (int epoch = first_epoch; epoch <= config.epochs; ++epoch) {
     detail::Rng rng(detail::derive_seed(config.seed, static_cast<std::uint64_t>(epoch)));
     for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
     std::atomic<bool> stop{false};
@@ -527,6 +590,7 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
           rounds = std::max(rounds, (slice_of(k).size() + batch_size - 1) / batch_size);
         }
         for (std::size_t r = 0; r < rounds; ++r) {
+          if (r % 64 == 0 && stop_requested()) break;
           for (int k = 0; k < threads; ++k) {
             const auto slice = slice_of(k);
             if (r * batch_size < slice.size()) run_batch(k, slice, r);
@@ -541,6 +605,7 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
           const std::size_t batches = (slice.size() + batch_size - 1) / batch_size;
           for (std::size_t b = 0; b < batches; ++b) {
             if (stop.load(std::memory_order_relaxed)) return;
+            if (b % 64 == 0 && stop_requested()) break;
             run_batch(worker, slice, b);
           }
           flush<P>(config, store, state, *workers[static_cast<std::size_t>(worker)], counters,
@@ -550,6 +615,12 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
     });
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     elapsed += seconds;
+    if (stop_requested()) {
+      // The unfinished epoch is not recorded: the last completed one is what a checkpoint
+      // holds and what a resumed run continues from.
+      report.interrupted = true;
+      break;
+    }
     report.samples += n;
     ModelEpochRecord record;
     record.epoch = epoch;
@@ -557,6 +628,18 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
     record.elapsed = elapsed;
     record.step = config.optimizer.step_at(config.optimizer.step, epoch - 1, epoch - 1);
     record_epoch(record);
+    if (callbacks.on_epoch_state) {
+      TrainState epoch_state;
+      epoch_state.epoch = epoch;
+      epoch_state.initial_loss = initial_loss;
+      epoch_state.elapsed = elapsed;
+      epoch_state.samples = report.samples;
+      epoch_state.weights = store.values();
+      for (const auto* buffer : state_buffers)
+        epoch_state.optimizer_state.push_back(buffer->values());
+      for (const auto& ws : workers) epoch_state.worker_updates.push_back(ws->updates);
+      callbacks.on_epoch_state(epoch_state);
+    }
   }
   report.train_seconds = elapsed;
   report.samples_per_second = elapsed > 0 ? static_cast<double>(report.samples) / elapsed : 0.0;
@@ -633,7 +716,7 @@ void need_classes(const std::vector<double>& classes, const std::string& source)
 }  // namespace
 
 ModelReport train_model(const ModelConfig& config, const Dataset& train, const Dataset* test,
-                        const ModelCallbacks& callbacks) {
+                        const ModelCallbacks& callbacks, const TrainState* resume) {
   config.validate();
   if (config.model != ModelKind::kSoftmax) {
     throw InputError(fmt::format(
@@ -656,11 +739,12 @@ ModelReport train_model(const ModelConfig& config, const Dataset& train, const D
                                   classes.size(), static_cast<float>(config.resolved().l2));
   ModelDataStats stats{
       "libsvm", train.rows(), features, classes.size(), 0, 0, test ? test->rows() : 0, 0};
-  return run(config, *model, stats, classes, callbacks);
+  return run(config, *model, stats, classes, callbacks, resume);
 }
 
 ModelReport train_model(const ModelConfig& config, const DenseDataset& train,
-                        const DenseDataset* test, const ModelCallbacks& callbacks) {
+                        const DenseDataset* test, const ModelCallbacks& callbacks,
+                        const TrainState* resume) {
   config.validate();
   if (config.model == ModelKind::kFactorisation) {
     throw InputError(
@@ -687,11 +771,11 @@ ModelReport train_model(const ModelConfig& config, const DenseDataset& train,
                                                       std::move(y_test), classes.size(), l2);
   ModelDataStats stats{
       "idx", train.rows(), train.cols, classes.size(), 0, 0, test ? test->rows() : 0, 0};
-  return run(config, *model, stats, classes, callbacks);
+  return run(config, *model, stats, classes, callbacks, resume);
 }
 
 ModelReport train_model(const ModelConfig& config, const Ratings& train, const Ratings* test,
-                        const ModelCallbacks& callbacks) {
+                        const ModelCallbacks& callbacks, const TrainState* resume) {
   config.validate();
   if (config.model != ModelKind::kFactorisation) {
     throw InputError(
@@ -713,7 +797,7 @@ ModelReport train_model(const ModelConfig& config, const Ratings& train, const R
                        std::max(train.num_items, test ? test->num_items : 0),
                        test ? test->size() : 0,
                        0};
-  return run(config, *model, stats, {}, callbacks);
+  return run(config, *model, stats, {}, callbacks, resume);
 }
 
 namespace {
@@ -820,7 +904,13 @@ std::string to_json(const ModelReport& report, int indent) {
   json["train_seconds"] = report.train_seconds;
   json["samples_per_second"] = report.samples_per_second;
   json["final"] = report.epochs.empty() ? ordered_json::object() : epoch_json(report.epochs.back());
+  json["interrupted"] = report.interrupted;
+  json["resumed_from"] = report.resumed_from;
   return json.dump(indent);
+}
+
+std::string config_to_json(const ModelConfig& config, int indent) {
+  return config_json(config).dump(indent);
 }
 
 }  // namespace hogwild

@@ -185,6 +185,8 @@ std::string to_json(const Report& report, int indent) {
     }
   }
   json["final"] = std::move(final_values);
+  json["interrupted"] = report.interrupted;
+  json["resumed_from"] = report.resumed_from;
   return json.dump(indent);
 }
 

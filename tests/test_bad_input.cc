@@ -131,6 +131,7 @@ TEST_CASE("command: bad data files exit 2 with the reader's message on one line"
   const std::string nan = write("nan.svm", "1 1:nan\n");
   const std::string garbage = write("garbage.bin", std::string("\177ELF\002\001", 6));
   const std::string three = write("three.svm", "1 1:1\n2 2:1\n-1 3:1\n");
+  const std::string max = write("max.svm", "1 4294967295:1\n-1 1:1\n");
   const std::string dir = work_dir().string();
   const Case cases[] = {
       {"info " + empty,
@@ -146,7 +147,15 @@ TEST_CASE("command: bad data files exit 2 with the reader's message on one line"
       {"train --train " + dir, dir + ": cannot read: is a directory"},
       {"info /nonexistent/file.svm",
        "/nonexistent/file.svm: cannot open: No such file or directory"},
-      {"train --train " + three, three + ": expected two label classes for a binary model"},
+      {"train --train " + max,
+       max + ": expected a model of at most 1073741824 parameters (--max-parameters), found the "
+             "largest feature index 4294967295, which needs 4294967295 parameters (16.0 GiB)"},
+      {"train --model softmax --train " + max,
+       max + ": expected a model of at most 1073741824 parameters (--max-parameters), found the "
+             "largest feature index 4294967295 and 2 classes"},
+      {"train --train " + three,
+       three + ":3: expected two label classes for a binary model (--model), found a third, -1, "
+               "after 1 and 2"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);
@@ -189,8 +198,17 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
       {"--decay nan", "--decay: expected a factor in (0, 1], found nan"},
       {"--l2 nan", "--l2: expected a finite strength >= 0, found nan"},
       {"--delay nope", "--delay: expected none, const:S, uniform:S, geometric:P[:CAP]"},
-      {"--threads abc", "--threads"},
-      {"--epochs 99999999999999999999", "--epochs"},
+      {"--threads abc", "--threads: expected an integer, found 'abc'"},
+      {"--epochs abc", "--epochs: expected an integer, found 'abc'"},
+      {"--step x", "--step: expected a number, found 'x'"},
+      {"--seed abc", "--seed: expected a non-negative integer, found 'abc'"},
+      {"--epochs 99999999999999999999",
+       "--epochs: expected an integer in [-2147483648, 2147483647], found "
+       "'99999999999999999999'"},
+      {"--max-parameters 2",
+       "good.svm: expected a model of at most 2 parameters "
+       "(--max-parameters), found the largest feature index 3, which "
+       "needs 3 parameters"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);

@@ -110,7 +110,7 @@ TEST_CASE("bad usage and bad data exit 2 with one clear line") {
       {"train --train " + path("train.svm") + " --step 0", "--step"},
       {"train --train " + path("train.svm") + " --epochs abc", "--epochs"},
       {"train", "--train is required"},
-      {"frobnicate", "unknown command 'frobnicate'; expected one of gen, train, sweep, info"},
+      {"frobnicate", "unknown command 'frobnicate'; expected one of gen, train, sweep, predict, info"},
       {"gen sparse --out " + path("x.svm") + " --nnz-per-row 0", "--nnz-per-row"},
   };
   for (const auto& c : cases) {

@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/checkpoint_contract.h"
+#include "fuzz/idx_contract.h"
 #include "fuzz/libsvm_contract.h"
+#include "fuzz/ratings_contract.h"
 #include "hogwild/libsvm.h"
 
 namespace fs = std::filesystem;
@@ -28,7 +31,33 @@ std::string slurp(const fs::path& p) {
 }
 
 // The seed corpus lives next to this file; CMake compiles sources by absolute path.
-fs::path corpus_dir() { return fs::path(__FILE__).parent_path() / "fuzz" / "corpus" / "libsvm"; }
+fs::path corpus_dir(const char* target = "libsvm") {
+  return fs::path(__FILE__).parent_path() / "fuzz" / "corpus" / target;
+}
+
+// Replays one target's seeds through `check`: the contract holds on each, valid_* seeds parse
+// and invalid_* seeds are rejected.
+template <class Check>
+void replay_seeds(const char* target, Check&& check) {
+  REQUIRE(fs::is_directory(corpus_dir(target)));
+  std::vector<fs::path> seeds;
+  for (const auto& entry : fs::directory_iterator(corpus_dir(target)))
+    seeds.push_back(entry.path());
+  std::sort(seeds.begin(), seeds.end());
+  REQUIRE(seeds.size() >= 8);
+  for (const auto& seed : seeds) {
+    const std::string name = seed.filename().string();
+    CAPTURE(name);
+    const auto outcome = check(slurp(seed));
+    CHECK(outcome.violation == "");
+    if (name.rfind("valid_", 0) == 0) {
+      CHECK_MESSAGE(outcome.parsed, outcome.error);
+    } else {
+      CHECK(name.rfind("invalid_", 0) == 0);
+      CHECK_FALSE(outcome.parsed);
+    }
+  }
+}
 
 }  // namespace
 
@@ -110,4 +139,20 @@ TEST_CASE("the contract checker itself flags broken datasets and malformed messa
   CHECK(message_violation("a.svm:0: expected x", "1\n", "a.svm") != "");
   CHECK(message_violation("a.svm:1: wrong", "1\n", "a.svm") != "");
   CHECK(message_violation("a.svm:1: expected x\nmore", "1\n", "a.svm") != "");
+}
+
+TEST_CASE("every IDX, ratings and checkpoint seed keeps its reader's contract") {
+  replay_seeds("idx", [](const std::string& bytes) { return hogwild::fuzz::check_idx(bytes); });
+  replay_seeds("ratings",
+               [](const std::string& text) { return hogwild::fuzz::check_ratings(text); });
+  replay_seeds("checkpoint",
+               [](const std::string& bytes) { return hogwild::fuzz::check_checkpoint(bytes); });
+  // The checkpoint seeds with their checksums made valid: the parser behind the CRC holds too
+  // (invalid_* seeds that are only corrupt may then parse, so only the contract is checked).
+  for (const auto& entry : fs::directory_iterator(corpus_dir("checkpoint"))) {
+    CAPTURE(entry.path().filename().string());
+    const auto outcome =
+        hogwild::fuzz::check_checkpoint(hogwild::fuzz::with_valid_crc(slurp(entry.path())));
+    CHECK(outcome.violation == "");
+  }
 }

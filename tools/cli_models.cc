@@ -8,7 +8,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
+#include "cli_checkpoint.h"
 #include "hogwild/error.h"
 #include "hogwild/idx.h"
 #include "hogwild/libsvm.h"
@@ -225,6 +227,50 @@ int run_model_train(const CLI::App& cmd, const ModelOptions& o) {
   const bool ratings = config.model == hogwild::ModelKind::kFactorisation;
 
   hogwild::ModelCallbacks callbacks;
+  const StopOnSignal stop_on_signal;
+  callbacks.stop = stop_on_signal.flag();
+  const std::string checkpoint_path = given<std::string>(cmd, "--checkpoint").value_or("");
+  const std::string resume_path = given<std::string>(cmd, "--resume").value_or("");
+  // What a checkpoint of this run holds besides its progress (each format fills in the data's
+  // shape); --resume must match it.
+  hogwild::Checkpoint checkpoint;
+  checkpoint.model = std::string(hogwild::to_string(config.model));
+  checkpoint.format = o.format;
+  checkpoint.config = hogwild::config_to_json(config.resolved(), -1);
+  std::optional<hogwild::Checkpoint> resumed;
+  hogwild::TrainState resume_from;
+  // Loads --resume (checked against this run) and sets up --checkpoint; returns the state to
+  // resume from, or null.
+  const std::size_t max_parameters =
+      given<std::size_t>(cmd, "--max-parameters").value_or(kDefaultMaxParameters);
+  const auto prepare = [&]() -> const hogwild::TrainState* {
+    const std::string cause = checkpoint.format == "ratings"
+                                  ? fmt::format("{} users and {} items at rank {}",
+                                                checkpoint.users, checkpoint.items, checkpoint.rank)
+                                  : fmt::format("the largest feature index {} and {} classes",
+                                                checkpoint.features, checkpoint.classes);
+    // Parameters plus the optimiser's buffers, checked before the trainer allocates them.
+    const std::size_t params = hogwild::checkpoint_parameters(checkpoint);
+    if (params > 0) {  // 0: a shape the trainer rejects with its own message (one class)
+      check_model_size(train_path, params, 1 + hogwild::state_buffers(config.optimizer.kind),
+                       max_parameters, cause);
+    }
+    if (!checkpoint_path.empty()) {
+      callbacks.on_epoch_state = [&](const hogwild::TrainState& state) {
+        take_state(checkpoint, state);
+        hogwild::save_checkpoint(checkpoint_path, checkpoint);
+      };
+    }
+    if (resume_path.empty()) return nullptr;
+    resumed = load_for_resume(resume_path, checkpoint, checkpoint.config);
+    resume_from = resume_state(*resumed);
+    return &resume_from;
+  };
+  // Class index -> label value, as the model trainer maps them (sorted distinct labels).
+  const auto classes_of = [](const auto& labels) {
+    std::set<double> distinct(labels.begin(), labels.end());
+    return std::vector<double>(distinct.begin(), distinct.end());
+  };
   if (!quiet)
     callbacks.on_epoch = [&](const hogwild::ModelEpochRecord& r) { print_epoch(r, ratings); };
   auto header = [&](const std::string& data_line) {
@@ -267,8 +313,14 @@ int run_model_train(const CLI::App& cmd, const ModelOptions& o) {
     }
     header(fmt::format("data: {} images x {} pixels{}", train.rows(), train.cols,
                        test ? fmt::format("; test: {} images", test->rows()) : ""));
-    report = hogwild::train_model(config, train, test ? &*test : nullptr, callbacks);
-    if (compare_serial)
+    checkpoint.features = train.cols;
+    checkpoint.labels = classes_of(train.labels);
+    checkpoint.classes = checkpoint.labels.size();
+    if (config.model == hogwild::ModelKind::kMlp) {
+      checkpoint.hidden.assign(config.hidden.begin(), config.hidden.end());
+    }
+    report = hogwild::train_model(config, train, test ? &*test : nullptr, callbacks, prepare());
+    if (compare_serial && !report.interrupted)
       serial = hogwild::train_model(serial_config, train, test ? &*test : nullptr);
   } else if (o.format == "ratings") {
     auto train = hogwild::read_ratings(train_path);
@@ -277,8 +329,16 @@ int run_model_train(const CLI::App& cmd, const ModelOptions& o) {
     header(fmt::format("data: {} ratings, {} users x {} items{}", train.size(), train.num_users,
                        train.num_items,
                        test ? fmt::format("; test: {} ratings", test->size()) : ""));
-    report = hogwild::train_model(config, train, test ? &*test : nullptr, callbacks);
-    if (compare_serial)
+    checkpoint.users = std::max(train.num_users, test ? test->num_users : 0);
+    checkpoint.items = std::max(train.num_items, test ? test->num_items : 0);
+    checkpoint.rank = config.resolved().rank;
+    // The factorisation model's mean: a float, summed in double as the model does.
+    double sum = 0;
+    for (const float v : train.values) sum += v;
+    checkpoint.mean =
+        train.size() ? static_cast<float>(sum / static_cast<double>(train.size())) : 0.0f;
+    report = hogwild::train_model(config, train, test ? &*test : nullptr, callbacks, prepare());
+    if (compare_serial && !report.interrupted)
       serial = hogwild::train_model(serial_config, train, test ? &*test : nullptr);
   } else {
     const auto train = hogwild::read_libsvm(train_path);
@@ -287,9 +347,19 @@ int run_model_train(const CLI::App& cmd, const ModelOptions& o) {
     header(fmt::format("data: {} rows x {} features, {} nonzeros{}", train.rows(),
                        train.num_features, train.nnz(),
                        test ? fmt::format("; test: {} rows", test->rows()) : ""));
-    report = hogwild::train_model(config, train, test ? &*test : nullptr, callbacks);
-    if (compare_serial)
+    checkpoint.features = std::max<std::size_t>(1, train.num_features);
+    checkpoint.labels = classes_of(train.labels);
+    checkpoint.classes = checkpoint.labels.size();
+    report = hogwild::train_model(config, train, test ? &*test : nullptr, callbacks, prepare());
+    if (compare_serial && !report.interrupted)
       serial = hogwild::train_model(serial_config, train, test ? &*test : nullptr);
+  }
+  if (report.interrupted) {
+    if (!json_path.empty()) write_text(json_path, hogwild::to_json(report) + "\n");
+    if (!csv_path.empty()) write_text(csv_path, csv(report));
+    report_interrupted(stop_on_signal, report.epochs.back().epoch, report.resumed_from,
+                       checkpoint_path);
+    return kExitInterrupted;
   }
 
   const auto& last = report.epochs.back();

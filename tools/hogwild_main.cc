@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "cli_checkpoint.h"
 #include "cli_models.h"
 #include "hogwild/hogwild.h"
 #include "sweep.h"
@@ -26,7 +27,8 @@ constexpr int kExitBadInput = 2;
 constexpr int kExitDiverged = 3;
 
 constexpr const char* kExitCodes =
-    "Exit codes: 0 success, 2 bad usage or bad input data, 3 training diverged.";
+    "Exit codes: 0 success, 2 bad usage or bad input data, 3 training diverged, 130 interrupted "
+    "(SIGINT/SIGTERM) after a clean stop.";
 
 std::string human_rate(double per_second) {
   if (per_second >= 1e6) return fmt::format("{:.2f}M", per_second / 1e6);
@@ -39,6 +41,40 @@ void write_text_file(const std::filesystem::path& path, const std::string& text)
   out << text;
   out.flush();
   if (!out) throw hogwild::SystemError(fmt::format("{}: cannot write", path.string()));
+}
+
+// CLI11 says "Could not convert: --epochs = abc"; every other option error reads
+// "--option: expected ..., found ...", so this one does too. The option's type comes from the
+// command that was given (argv[1], and argv[2] under `gen`).
+std::string conversion_message(const CLI::App& app, int argc, char** argv,
+                               const std::string& what) {
+  constexpr std::string_view kPrefix = "Could not convert: ";
+  const auto eq = what.find(" = ");
+  if (what.rfind(kPrefix, 0) != 0 || eq == std::string::npos) return what;
+  const std::string name = what.substr(kPrefix.size(), eq - kPrefix.size());
+  const std::string value = what.substr(eq + 3);
+  const CLI::App* command = &app;
+  for (int i = 1; i < std::min(argc, 3); ++i) {
+    const CLI::App* sub = nullptr;
+    for (const auto* candidate : command->get_subcommands({})) {
+      if (candidate->get_name() == argv[i]) sub = candidate;
+    }
+    if (sub == nullptr) break;
+    command = sub;
+  }
+  std::string type;
+  if (const auto* option = command->get_option_no_throw(name)) type = option->get_type_name();
+  const bool digits =
+      !value.empty() && value.find_first_not_of("+-0123456789") == std::string::npos;
+  std::string expected = "a value of type " + type;
+  if (type == "INT") {
+    expected = digits ? "an integer in [-2147483648, 2147483647]" : "an integer";
+  } else if (type == "UINT") {
+    expected = digits ? "a non-negative integer that fits in 64 bits" : "a non-negative integer";
+  } else if (type == "FLOAT") {
+    expected = "a number";
+  }
+  return fmt::format("{}: expected {}, found '{}'", name, expected, value);
 }
 
 // ---- gen sparse -------------------------------------------------------------------------
@@ -135,6 +171,9 @@ struct TrainOptions {
   std::string csv;
   bool compare_serial = false;
   bool quiet = false;
+  std::string checkpoint;
+  std::string resume;
+  std::size_t max_parameters = hogwild_cli::kDefaultMaxParameters;
 };
 
 void add_train(CLI::App& app, TrainOptions& o) {
@@ -200,8 +239,9 @@ void add_train(CLI::App& app, TrainOptions& o) {
   cmd->add_option("--straggler", o.straggler,
                   "shifted-exp:SHIFT:MEAN: every sample costs SHIFT plus an exponential extra "
                   "with mean MEAN (busy-wait), e.g. shifted-exp:1us:4us");
-  cmd->add_option("--pause", o.pause,
-                  "P:DURATION: before each sample, a worker stalls for DURATION with probability P");
+  cmd->add_option(
+      "--pause", o.pause,
+      "P:DURATION: before each sample, a worker stalls for DURATION with probability P");
   cmd->add_option("--sharding", o.sharding,
                   "static: each worker gets an equal slice of every epoch; dynamic: workers claim "
                   "chunks of 256 samples as they go, so faster workers process more")
@@ -215,6 +255,8 @@ void add_train(CLI::App& app, TrainOptions& o) {
   cmd->add_flag("--compare-serial", o.compare_serial,
                 "also train with --policy serial on one thread and print the speed-up");
   cmd->add_flag("--quiet", o.quiet, "print only the summary, not the per-epoch table");
+  hogwild_cli::add_checkpoint_options(*cmd, o.checkpoint, o.resume);
+  hogwild_cli::add_max_parameters_option(*cmd, o.max_parameters);
 }
 
 std::string percent(const std::optional<hogwild::Evaluation>& e, bool classifier) {
@@ -278,8 +320,29 @@ int run_train(TrainOptions& o) {
   if (!o.pause.empty()) config.speed.parse_pause(o.pause);
   config.validate();
   const bool classifier = hogwild::is_classifier(config.loss);
+  const hogwild_cli::StopOnSignal stop_on_signal;
 
   const auto train_data = hogwild::read_libsvm(o.train);
+  if (classifier) hogwild_cli::check_binary_labels(train_data, o.train);
+  // What a checkpoint of this run holds besides its progress; --resume must match it.
+  hogwild::Checkpoint checkpoint;
+  checkpoint.model = o.model;
+  checkpoint.format = "libsvm";
+  checkpoint.features = std::max<std::size_t>(1, train_data.num_features);
+  for (const float v : hogwild::label_values(config.loss, train_data)) {
+    checkpoint.labels.push_back(v);
+  }
+  checkpoint.config = hogwild::config_to_json(config, -1);
+  // One weight per feature up to the largest index (plus per-feature L2 scales).
+  hogwild_cli::check_model_size(
+      o.train, hogwild::checkpoint_parameters(checkpoint), config.l2 > 0 ? 3 : 1, o.max_parameters,
+      fmt::format("the largest feature index {}", train_data.num_features));
+  std::optional<hogwild::Checkpoint> resumed;
+  hogwild::TrainState resume_from;
+  if (!o.resume.empty()) {
+    resumed = hogwild_cli::load_for_resume(o.resume, checkpoint, checkpoint.config);
+    resume_from = hogwild_cli::resume_state(*resumed);
+  }
   std::optional<hogwild::Dataset> test_data;
   if (!o.test.empty()) test_data = hogwild::read_libsvm(o.test);
   const auto stats = hogwild::describe(train_data);
@@ -295,8 +358,23 @@ int run_train(TrainOptions& o) {
                "test_acc");
     callbacks.on_epoch = [&](const hogwild::EpochRecord& r) { print_epoch(r, classifier); };
   }
+  callbacks.stop = stop_on_signal.flag();
+  if (!o.checkpoint.empty()) {
+    callbacks.on_epoch_state = [&](const hogwild::TrainState& state) {
+      hogwild_cli::take_state(checkpoint, state);
+      hogwild::save_checkpoint(o.checkpoint, checkpoint);
+    };
+  }
   const hogwild::Dataset* test_ptr = test_data ? &*test_data : nullptr;
-  const auto report = hogwild::train(config, train_data, test_ptr, callbacks);
+  const auto report =
+      hogwild::train(config, train_data, test_ptr, callbacks, resumed ? &resume_from : nullptr);
+  if (report.interrupted) {
+    if (!o.json.empty()) write_text_file(o.json, hogwild::to_json(report) + "\n");
+    if (!o.csv.empty()) write_csv(o.csv, report);
+    hogwild_cli::report_interrupted(stop_on_signal, report.epochs.back().epoch, report.resumed_from,
+                                    o.checkpoint);
+    return hogwild_cli::kExitInterrupted;
+  }
   const auto& last = report.epochs.back();
   fmt::print("{}, {} thread{}: {} samples/s ({} samples in {:.3f} s of training)\n", o.policy,
              report.config.threads, report.config.threads == 1 ? "" : "s",
@@ -306,8 +384,7 @@ int run_train(TrainOptions& o) {
     fmt::print("batch size: mean {:.1f} (p50 {}, p99 {}) over {} updates{}\n", b.mean(),
                b.quantile(0.5), b.quantile(0.99), b.count(),
                report.workers.size() > 1
-                   ? fmt::format("; per worker mean {}",
-                                 fmt::join(per_worker_means(report), ", "))
+                   ? fmt::format("; per worker mean {}", fmt::join(per_worker_means(report), ", "))
                    : "");
   }
   if (report.staleness.updates.count() > 0) {
@@ -369,6 +446,8 @@ int main(int argc, char** argv) {
   hogwild_cli::add_gen_ratings(*gen, gen_ratings);
   hogwild_cli::SweepOptions sweep;
   auto* sweep_cmd = hogwild_cli::add_sweep(app, sweep);
+  hogwild_cli::PredictOptions predict;
+  hogwild_cli::add_predict(app, predict);
   std::string info_path;
   auto* info = app.add_subcommand("info", "Print statistics of a LIBSVM file.");
   info->add_option("file", info_path, "LIBSVM/SVMlight file")->required();
@@ -390,6 +469,9 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::ConversionError& e) {
+    fmt::print(stderr, "hogwild: {}\n", conversion_message(app, argc, argv, e.what()));
+    return kExitBadInput;
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "hogwild: {}\n", e.what());
     return kExitBadInput;
@@ -398,12 +480,14 @@ int main(int argc, char** argv) {
   try {
     if (gen->got_subcommand("sparse")) return run_gen_sparse(gen_sparse);
     if (app.got_subcommand("info")) return run_info(info_path);
+    if (app.got_subcommand("predict")) return hogwild_cli::run_predict(predict);
     if (app.got_subcommand("sweep")) {
       sweep.train_args = sweep_cmd->remaining();
       return hogwild_cli::run_sweep(sweep);
     }
     if (gen->got_subcommand("ratings")) return hogwild_cli::run_gen_ratings(gen_ratings);
-    if (app.got_subcommand("train") && hogwild_cli::routes_to_models(*app.get_subcommand("train"), models)) {
+    if (app.got_subcommand("train") &&
+        hogwild_cli::routes_to_models(*app.get_subcommand("train"), models)) {
       return hogwild_cli::run_model_train(*app.get_subcommand("train"), models);
     }
     if (app.got_subcommand("train")) return run_train(train);

@@ -1,6 +1,7 @@
 #pragma once
 
 /// Umbrella header: the whole public API of hogwild.
+#include "hogwild/checkpoint.h"
 #include "hogwild/dataset.h"
 #include "hogwild/delay.h"
 #include "hogwild/dense_dataset.h"
@@ -13,6 +14,7 @@
 #include "hogwild/optimizer.h"
 #include "hogwild/param_store.h"
 #include "hogwild/policy.h"
+#include "hogwild/predict.h"
 #include "hogwild/random.h"
 #include "hogwild/ratings.h"
 #include "hogwild/report.h"

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hogwild/dense_dataset.h"
@@ -21,6 +22,10 @@ struct IdxArray {
 /// ...") for a wrong magic number, a size that does not match the header, a truncated or
 /// corrupt file, and SystemError when it cannot be opened or read.
 IdxArray read_idx_array(const std::filesystem::path& path);
+
+/// Parses IDX bytes already in memory (gzip-compressed or not) as read_idx_array does; `name`
+/// is used in messages.
+IdxArray parse_idx_array(std::string_view bytes, std::string_view name);
 
 /// The labels file beside an images file by the standard names (`train-images-idx3-ubyte` ->
 /// `train-labels-idx1-ubyte`, also `train-images.idx3-ubyte`, with or without `.gz`), or

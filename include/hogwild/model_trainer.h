@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -101,30 +102,44 @@ struct ModelReport {
   std::vector<StalenessStats> staleness_per_worker;  ///< the same per worker
   std::vector<std::uint64_t> injected_delays;        ///< count of each injected delay value
   std::vector<CoherencePoint> coherence;             ///< gradient coherence over training
-  /// Training loss after each epoch against training time and updates applied so far.
   std::vector<CurvePoint> curve;
+  /// True when ModelCallbacks::stop ended the run early: `epochs` holds the completed epochs.
+  bool interrupted = false;
+  int resumed_from = 0;  ///< the epoch the run continued from (0: a fresh start)
 };
 
 /// Hooks the model trainer calls on the caller's thread; all optional.
 struct ModelCallbacks {
   std::function<void(const ModelEpochRecord&)> on_epoch;  ///< after each epoch's evaluation
+  /// After each completed epoch (after on_epoch), with the parameters, the optimiser's buffers
+  /// and each worker's update count: the place to write a checkpoint.
+  std::function<void(const TrainState&)> on_epoch_state;
+  /// When set and it becomes true, workers stop within 64 minibatches, the unfinished epoch is
+  /// dropped from the records and the report comes back with `interrupted` set.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// Trains softmax regression on sparse (LIBSVM) data: labels are any values, mapped to classes
 /// in increasing order (the report keeps the mapping); test labels must be training classes.
 /// Hogwild workers (one std::jthread each) take minibatches from a seeded per-epoch shuffle.
 /// Throws InputError for a bad config or data, DivergenceError when the loss becomes NaN/Inf.
+/// With `resume`, training continues after `resume->epoch` from its parameters, optimiser state
+/// and worker update counts (a serial run without injected delay continues exactly).
 ModelReport train_model(const ModelConfig& config, const Dataset& train, const Dataset* test,
-                        const ModelCallbacks& callbacks = {});
+                        const ModelCallbacks& callbacks = {}, const TrainState* resume = nullptr);
 /// Trains softmax regression or an MLP on dense (IDX) data.
 ModelReport train_model(const ModelConfig& config, const DenseDataset& train,
-                        const DenseDataset* test, const ModelCallbacks& callbacks = {});
+                        const DenseDataset* test, const ModelCallbacks& callbacks = {},
+                        const TrainState* resume = nullptr);
 /// Trains matrix factorisation on ratings; epochs report train_rmse and test_rmse.
 ModelReport train_model(const ModelConfig& config, const Ratings& train, const Ratings* test,
-                        const ModelCallbacks& callbacks = {});
+                        const ModelCallbacks& callbacks = {}, const TrainState* resume = nullptr);
 
 /// The report as JSON with the top-level keys of the linear report (config, dataset, epochs,
 /// samples_per_second, final) plus classes for classifiers. `indent` < 0 gives one line.
 std::string to_json(const ModelReport& report, int indent = 2);
+
+/// The config as JSON (the report's `config`). `indent` < 0 gives one line.
+std::string config_to_json(const ModelConfig& config, int indent = 2);
 
 }  // namespace hogwild

@@ -1,9 +1,11 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -81,6 +83,21 @@ struct WorkerSummary {
   Histogram windows_ns;       ///< time-window lengths (time schedule only)
 };
 
+/// A run between two epochs: enough to continue it exactly. Passed to
+/// Callbacks::on_epoch_state as a view of the trainer's buffers (valid during the call), and
+/// to train() / train_model() as the state to resume from (the caller owns the buffers).
+struct TrainState {
+  int epoch = 0;               ///< epochs completed
+  double initial_loss = 0;     ///< training loss of the initial model (the divergence bound's base)
+  double elapsed = 0;          ///< training seconds so far, evaluation excluded
+  std::uint64_t samples = 0;   ///< samples processed so far
+  std::span<const float> weights;  ///< the parameters
+  /// The optimiser's per-coordinate buffers (model trainer; empty for SGD and linear models).
+  std::vector<std::span<const float>> optimizer_state;
+  /// Updates each worker has computed (model trainer: Adam's bias correction counts them).
+  std::vector<std::uint64_t> worker_updates;
+};
+
 /// The outcome of a run.
 struct Report {
   TrainConfig config;                        ///< the configuration, threads resolved
@@ -102,19 +119,39 @@ struct Report {
   Histogram windows_ns;                              ///< time-window lengths, all workers
   std::vector<WorkerSummary> workers;                ///< per worker
   std::vector<CurvePoint> curve;                     ///< train loss against time and updates
+  /// True when Callbacks::stop ended the run early: `epochs` holds the completed epochs and
+  /// `weights` the parameters when the workers stopped (part way through an epoch).
+  bool interrupted = false;
+  int resumed_from = 0;  ///< the epoch the run continued from (0: a fresh start)
 };
 
 /// Hooks the trainer calls; all optional. Called on the caller's thread.
 struct Callbacks {
   std::function<void(const EpochRecord&)> on_epoch;  ///< after each epoch's evaluation
+  /// After each completed epoch (after on_epoch), with the state to continue from: the place
+  /// to write a checkpoint. Workers are stopped while it runs.
+  std::function<void(const TrainState&)> on_epoch_state;
+  /// When set and it becomes true (from any thread, or a signal handler), workers stop within
+  /// a few thousand samples, the unfinished epoch is dropped from the records, and the
+  /// trainer returns the report with `interrupted` set. Polled once per chunk of samples.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// Trains a sparse linear model with lock-free parallel SGD: one std::jthread per worker,
 /// each epoch a seeded shuffle split across workers, the step decayed after each epoch.
 /// Throws InputError for a bad config or labels the model cannot take, DivergenceError when
 /// the loss becomes NaN/Inf or exceeds its bound, and rethrows a worker's exception.
+/// With `resume`, training continues after `resume->epoch` from its weights, replaying the
+/// seeded shuffles of the epochs already done, so a serial run without injected delay ends
+/// bit for bit where an uninterrupted one does; its weights must have the training data's
+/// dimension.
 Report train(const TrainConfig& config, const Dataset& train_data, const Dataset* test_data,
-             const Callbacks& callbacks = {});
+             const Callbacks& callbacks = {}, const TrainState* resume = nullptr);
+
+/// The label values a binary model maps to -1 and +1, {negative, positive}: the smaller of two
+/// values is negative; one value alone is positive when > 0. Empty for the squared loss.
+/// Throws InputError naming the example of a third label class.
+std::vector<float> label_values(LossKind loss, const Dataset& data);
 
 /// Evaluates linear weights on `data` (features beyond the weights are ignored).
 /// `label_values` maps labels to -1/+1 for classifiers ({} for the squared loss).

@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hogwild {
+
+/// A trained model between two epochs: its parameters, the optimiser's state, how far the run
+/// got, and what is needed to continue it (`hogwild train --resume`) or to predict with it
+/// (`hogwild predict`).
+///
+/// On disk (all integers little-endian): the magic `HOGWCKPT`, a u32 format version, a u32
+/// CRC-32 (zlib's) of everything after it, a u64 byte count of what follows, then a u32-sized
+/// JSON object with the scalar fields and the configuration, and the float arrays (parameters,
+/// then each optimiser buffer) as a u64 count followed by that many IEEE-754 floats.
+struct Checkpoint {
+  std::string model;   ///< logistic, hinge, squared, softmax, mlp or mf
+  std::string format;  ///< the training data's format: libsvm, idx or ratings
+  /// The run's configuration as a JSON object (the report's `config`), compared on resume.
+  std::string config;
+  int epoch = 0;                      ///< epochs completed
+  std::uint64_t features = 0;         ///< input dimension (linear, softmax, mlp)
+  std::uint64_t classes = 0;          ///< softmax, mlp: number of classes
+  std::vector<std::uint64_t> hidden;  ///< mlp: hidden layer widths
+  std::uint64_t users = 0;            ///< mf: rows of the user factors
+  std::uint64_t items = 0;            ///< mf: rows of the item factors
+  std::uint64_t rank = 0;             ///< mf: factorisation rank
+  double mean = 0;                    ///< mf: the training ratings' mean (added to predictions)
+  /// Label values: binary linear models {negative, positive} (empty for squared); softmax and
+  /// mlp the label of each class index.
+  std::vector<double> labels;
+  double initial_loss = 0;                          ///< training loss of the initial model
+  double elapsed = 0;                               ///< training seconds up to `epoch`
+  std::uint64_t samples = 0;                        ///< samples processed up to `epoch`
+  std::vector<std::uint64_t> worker_updates;        ///< model trainer: updates of each worker
+  std::vector<float> weights;                       ///< the parameters, in the model's layout
+  std::vector<std::vector<float>> optimizer_state;  ///< the optimiser's buffers (0, 1 or 2)
+};
+
+/// Version of the on-disk format that save_checkpoint writes and load_checkpoint reads.
+inline constexpr std::uint32_t kCheckpointVersion = 1;
+
+/// Number of parameters the checkpoint's model has, from its shape (model, features, classes,
+/// hidden, users, items, rank); 0 when the shape is not one of a known model.
+std::size_t checkpoint_parameters(const Checkpoint& checkpoint);
+
+/// The checkpoint in its on-disk form.
+std::string serialize_checkpoint(const Checkpoint& checkpoint);
+
+/// Parses the on-disk form; `name` is used in messages. Throws InputError("NAME: expected ...,
+/// found ...") for a wrong magic or version, a truncated file, a checksum that does not match,
+/// or contents that are not a consistent model (sizes, non-finite values).
+Checkpoint parse_checkpoint(std::string_view bytes, std::string_view name);
+
+/// Writes the checkpoint atomically: to a temporary file in the same directory, flushed to
+/// disk (fsync), then renamed over `path`, so `path` always holds a whole checkpoint, the old
+/// one or the new one. Throws SystemError with the errno text on failure.
+void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint);
+
+/// Reads a checkpoint file; throws SystemError when it cannot be read and InputError as
+/// parse_checkpoint does.
+Checkpoint load_checkpoint(const std::filesystem::path& path);
+
+}  // namespace hogwild

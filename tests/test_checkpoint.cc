@@ -1,0 +1,492 @@
+// Checkpoints: the on-disk format (round trip, corruption, truncation, wrong magic or version),
+// the atomic write, resuming both trainers to the same bit-exact result as an uninterrupted
+// serial run, stopping a run on request, and predicting with a saved model against the
+// trainer's own evaluation.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "hogwild/checkpoint.h"
+#include "hogwild/error.h"
+#include "hogwild/generator.h"
+#include "hogwild/model_trainer.h"
+#include "hogwild/predict.h"
+#include "hogwild/trainer.h"
+#include "rng.h"
+
+using namespace hogwild;
+namespace fs = std::filesystem;
+
+namespace {
+
+Checkpoint sample_checkpoint() {
+  Checkpoint c;
+  c.model = "softmax";
+  c.format = "libsvm";
+  c.config = R"({"model":"softmax","step":0.1,"seed":7})";
+  c.epoch = 3;
+  c.features = 4;
+  c.classes = 3;
+  c.labels = {-1, 0.5, 2};
+  c.initial_loss = 1.0986;
+  c.elapsed = 0.25;
+  c.samples = 1200;
+  c.worker_updates = {75, 76};
+  for (std::size_t i = 0; i < 15; ++i) c.weights.push_back(0.125f * static_cast<float>(i) - 1);
+  c.optimizer_state.push_back(std::vector<float>(15, 0.5f));
+  c.optimizer_state.push_back(std::vector<float>(15, 1e-30f));
+  return c;
+}
+
+void check_same(const Checkpoint& a, const Checkpoint& b) {
+  CHECK(a.model == b.model);
+  CHECK(a.format == b.format);
+  CHECK(a.config == b.config);
+  CHECK(a.epoch == b.epoch);
+  CHECK(a.features == b.features);
+  CHECK(a.classes == b.classes);
+  CHECK(a.hidden == b.hidden);
+  CHECK(a.users == b.users);
+  CHECK(a.items == b.items);
+  CHECK(a.rank == b.rank);
+  CHECK(a.mean == b.mean);
+  CHECK(a.labels == b.labels);
+  CHECK(a.initial_loss == b.initial_loss);
+  CHECK(a.elapsed == b.elapsed);
+  CHECK(a.samples == b.samples);
+  CHECK(a.worker_updates == b.worker_updates);
+  CHECK(a.weights == b.weights);
+  CHECK(a.optimizer_state == b.optimizer_state);
+}
+
+// Runs parse_checkpoint and returns its InputError message ("" when it parsed).
+std::string rejection(const std::string& bytes) {
+  try {
+    parse_checkpoint(bytes, "c.ckpt");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+fs::path scratch_dir(const std::string& name) {
+  const auto dir = fs::temp_directory_path() /
+                   ("hogwild_checkpoint_test_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// A copy of a trainer's state that outlives the callback.
+struct SavedState {
+  TrainState state;
+  std::vector<float> weights;
+  std::vector<std::vector<float>> buffers;
+
+  void take(const TrainState& s) {
+    state = s;
+    weights.assign(s.weights.begin(), s.weights.end());
+    buffers.clear();
+    for (const auto& b : s.optimizer_state) buffers.emplace_back(b.begin(), b.end());
+    state.weights = weights;
+    state.optimizer_state.clear();
+    for (const auto& b : buffers) state.optimizer_state.emplace_back(b);
+  }
+};
+
+SparseProblem sparse_problem() {
+  SparseGeneratorConfig g;
+  g.rows = 3000;
+  g.test_rows = 500;
+  g.features = 500;
+  g.nnz_per_row = 12;
+  g.seed = 11;
+  return generate_sparse(g);
+}
+
+// Three Gaussian classes with labels 3, 5, 9 in 6 dimensions.
+DenseDataset blobs(std::size_t rows, std::uint64_t seed) {
+  DenseDataset d;
+  d.cols = 6;
+  detail::Rng rng(seed);
+  for (std::size_t i = 0; i < rows; ++i) {
+    const auto cls = static_cast<std::int32_t>(rng.below(3));
+    for (std::size_t j = 0; j < d.cols; ++j) {
+      const double centre = j == static_cast<std::size_t>(cls) ? 2.0 : 0.0;
+      d.features.push_back(static_cast<float>(centre + 0.8 * rng.normal()));
+    }
+    d.labels.push_back(cls == 0 ? 3 : cls == 1 ? 5 : 9);
+  }
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint round trip keeps every field and every bit of the arrays") {
+  const Checkpoint c = sample_checkpoint();
+  const std::string bytes = serialize_checkpoint(c);
+  CHECK(bytes.substr(0, 8) == "HOGWCKPT");
+  check_same(parse_checkpoint(bytes, "c.ckpt"), c);
+
+  Checkpoint mf;
+  mf.model = "mf";
+  mf.format = "ratings";
+  mf.config = "{}";
+  mf.users = 3;
+  mf.items = 2;
+  mf.rank = 2;
+  mf.mean = 3.25;
+  mf.weights.assign(10, -0.0f);
+  check_same(parse_checkpoint(serialize_checkpoint(mf), "mf.ckpt"), mf);
+
+  const auto dir = scratch_dir("roundtrip");
+  save_checkpoint(dir / "a.ckpt", c);
+  check_same(load_checkpoint(dir / "a.ckpt"), c);
+  save_checkpoint(dir / "a.ckpt", mf);  // replaces it
+  check_same(load_checkpoint(dir / "a.ckpt"), mf);
+  // The temporary files are gone: the directory holds the checkpoint alone.
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++files;
+  CHECK(files == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("every flipped byte of a checkpoint is rejected with one line naming the file") {
+  const std::string bytes = serialize_checkpoint(sample_checkpoint());
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    for (const unsigned char flip : {0x01, 0x80}) {
+      std::string bad = bytes;
+      bad[i] = static_cast<char>(static_cast<unsigned char>(bad[i]) ^ flip);
+      const std::string message = rejection(bad);
+      CAPTURE(i);
+      REQUIRE(message.rfind("c.ckpt: expected ", 0) == 0);
+      CHECK(message.find('\n') == std::string::npos);
+    }
+  }
+  std::string body_flip = bytes;
+  body_flip[bytes.size() - 3] ^= 0x10;
+  CHECK(rejection(body_flip).find("the checkpoint is corrupt") != std::string::npos);
+}
+
+TEST_CASE("truncated, empty, foreign and future-version checkpoints are rejected") {
+  const std::string bytes = serialize_checkpoint(sample_checkpoint());
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    CAPTURE(n);
+    REQUIRE(rejection(bytes.substr(0, n)).rfind("c.ckpt: expected ", 0) == 0);
+  }
+  CHECK(rejection(bytes.substr(0, bytes.size() - 1)).find("truncated") != std::string::npos);
+  CHECK(rejection(bytes + "x").find("too long") != std::string::npos);
+  CHECK(rejection("") ==
+        "c.ckpt: expected a hogwild checkpoint (magic 'HOGWCKPT'), found an empty file");
+  CHECK(rejection("PK\x03\x04zipfile") ==
+        "c.ckpt: expected a hogwild checkpoint (magic 'HOGWCKPT'), found 'PK\\x03\\x04zipf'");
+  std::string future = bytes;
+  future[8] = 2;
+  CHECK(rejection(future) == "c.ckpt: expected checkpoint format version 1, found 2");
+  const auto dir = scratch_dir("missing");
+  CHECK_THROWS_AS(load_checkpoint(dir / "none.ckpt"), SystemError);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("checkpoints whose contents do not make a model are rejected") {
+  auto c = sample_checkpoint();
+  c.weights.pop_back();
+  CHECK(rejection(serialize_checkpoint(c)) ==
+        "c.ckpt: expected 15 parameters for this softmax model, found 14");
+  c = sample_checkpoint();
+  c.weights[2] = std::nanf("");
+  CHECK(rejection(serialize_checkpoint(c)) ==
+        "c.ckpt: expected finite parameters, found NaN or Inf");
+  c = sample_checkpoint();
+  c.optimizer_state[1].resize(3);
+  CHECK(rejection(serialize_checkpoint(c)) ==
+        "c.ckpt: expected optimiser state of 15 values, found 3");
+  c = sample_checkpoint();
+  c.labels.pop_back();
+  CHECK(rejection(serialize_checkpoint(c)) ==
+        "c.ckpt: expected 3 label values for this softmax model, found 2");
+  c = sample_checkpoint();
+  c.model = "forest";
+  CHECK(rejection(serialize_checkpoint(c)).find("expected a model of known shape") !=
+        std::string::npos);
+}
+
+TEST_CASE("linear trainer: resuming after epoch k gives the uninterrupted serial run's weights") {
+  const auto problem = sparse_problem();
+  for (const double l2 : {0.0, 1e-4}) {
+    CAPTURE(l2);
+    TrainConfig config;
+    config.policy = Policy::kSerial;
+    config.threads = 1;
+    config.epochs = 6;
+    config.step = 0.5;
+    config.l2 = l2;
+    config.seed = 5;
+    SavedState at3;
+    Callbacks callbacks;
+    callbacks.on_epoch_state = [&](const TrainState& s) {
+      if (s.epoch == 3) at3.take(s);
+    };
+    const auto whole = train(config, problem.train, &problem.test, callbacks);
+    REQUIRE(at3.state.epoch == 3);
+    REQUIRE(at3.weights.size() == whole.weights.size());
+    CHECK(at3.weights != whole.weights);
+
+    const auto resumed = train(config, problem.train, &problem.test, {}, &at3.state);
+    CHECK(resumed.resumed_from == 3);
+    REQUIRE(resumed.epochs.size() == 4);  // epochs 3 (the resumed model) to 6
+    CHECK(resumed.epochs.front().epoch == 3);
+    CHECK(resumed.epochs.front().train->loss == whole.epochs[3].train->loss);
+    CHECK(resumed.weights == whole.weights);  // bit for bit
+    CHECK(resumed.epochs.back().train->loss == whole.epochs.back().train->loss);
+    CHECK(resumed.epochs.back().test->accuracy == whole.epochs.back().test->accuracy);
+    CHECK(resumed.samples == whole.samples);
+  }
+}
+
+TEST_CASE("linear trainer: a stop request ends the run early and it resumes to the same end") {
+  const auto problem = sparse_problem();
+  TrainConfig config;
+  config.policy = Policy::kSerial;
+  config.threads = 1;
+  config.epochs = 5;
+  const auto whole = train(config, problem.train, nullptr);
+
+  std::atomic<bool> stop{false};
+  SavedState last;
+  Callbacks callbacks;
+  callbacks.stop = &stop;
+  callbacks.on_epoch_state = [&](const TrainState& s) {
+    last.take(s);
+    if (s.epoch == 2) stop = true;  // as a signal arriving during epoch 3 would
+  };
+  const auto partial = train(config, problem.train, nullptr, callbacks);
+  CHECK(partial.interrupted);
+  REQUIRE(partial.epochs.size() == 3);  // 0, 1, 2: epoch 3 never completed
+  CHECK(partial.epochs.back().epoch == 2);
+  CHECK(last.state.epoch == 2);
+  const auto resumed = train(config, problem.train, nullptr, {}, &last.state);
+  CHECK_FALSE(resumed.interrupted);
+  CHECK(resumed.weights == whole.weights);
+
+  // A stop already requested before training: no epoch runs.
+  const auto none = train(config, problem.train, nullptr, callbacks);
+  CHECK(none.interrupted);
+  CHECK(none.epochs.size() == 1);
+
+  // Racy threads and dynamic sharding stop as well.
+  config.policy = Policy::kRacy;
+  config.threads = 2;
+  for (const bool dynamic : {false, true}) {
+    config.dynamic_sharding = dynamic;
+    stop = false;
+    Callbacks c2;
+    c2.stop = &stop;
+    c2.on_epoch = [&](const EpochRecord& r) {
+      if (r.epoch == 1) stop = true;
+    };
+    const auto r = train(config, problem.train, nullptr, c2);
+    CHECK(r.interrupted);
+    CHECK(r.epochs.back().epoch == 1);
+  }
+}
+
+TEST_CASE("linear trainer: resume state of the wrong size is rejected") {
+  const auto problem = sparse_problem();
+  TrainConfig config;
+  config.policy = Policy::kSerial;
+  config.epochs = 2;
+  std::vector<float> weights(7, 0.0f);
+  TrainState state;
+  state.epoch = 1;
+  state.weights = weights;
+  CHECK_THROWS_WITH_AS(train(config, problem.train, nullptr, {}, &state),
+                       doctest::Contains("expected a model of 500 weights"), InputError);
+  std::vector<float> right(500, 0.0f);
+  state.weights = right;
+  state.epoch = 3;
+  CHECK_THROWS_WITH_AS(train(config, problem.train, nullptr, {}, &state),
+                       "--epochs: expected at least the 3 epochs already done, found 2",
+                       InputError);
+}
+
+TEST_CASE("model trainer: softmax with Adam resumes to the uninterrupted serial run's weights") {
+  const auto problem = sparse_problem();
+  Dataset train_data = problem.train;
+  // Three classes so the softmax has a real class mapping.
+  for (std::size_t i = 0; i < train_data.rows(); i += 3) train_data.labels[i] = 4;
+  ModelConfig config;
+  config.model = ModelKind::kSoftmax;
+  config.policy = Policy::kSerial;
+  config.threads = 1;
+  config.epochs = 5;
+  config.seed = 9;
+  config.optimizer.kind = OptimizerKind::kAdam;
+  config.optimizer.step = 0.01;
+  SavedState at2;
+  ModelCallbacks callbacks;
+  callbacks.on_epoch_state = [&](const TrainState& s) {
+    if (s.epoch == 2) at2.take(s);
+  };
+  const auto whole = train_model(config, train_data, nullptr, callbacks);
+  REQUIRE(at2.state.epoch == 2);
+  REQUIRE(at2.buffers.size() == 2);  // Adam's moments
+  CHECK(at2.state.worker_updates.size() == 1);
+  const auto resumed = train_model(config, train_data, nullptr, {}, &at2.state);
+  CHECK(resumed.resumed_from == 2);
+  CHECK(resumed.weights == whole.weights);
+  CHECK(resumed.epochs.back().train_loss == whole.epochs.back().train_loss);
+
+  // Without the optimiser state, or with the wrong amount, resuming is refused.
+  TrainState no_state = at2.state;
+  no_state.optimizer_state.clear();
+  CHECK_THROWS_WITH_AS(train_model(config, train_data, nullptr, {}, &no_state),
+                       "--optimizer: expected 2 optimiser state buffers to resume adam, found 0",
+                       InputError);
+}
+
+TEST_CASE("model trainer: MLP with momentum and factorisation resume exactly; stop works") {
+  const auto train = blobs(900, 21);
+  const auto test = blobs(300, 22);
+  ModelConfig config;
+  config.model = ModelKind::kMlp;
+  config.hidden = {8};
+  config.policy = Policy::kSerial;
+  config.threads = 1;
+  config.epochs = 4;
+  config.optimizer.kind = OptimizerKind::kMomentum;
+  SavedState at1;
+  ModelCallbacks callbacks;
+  callbacks.on_epoch_state = [&](const TrainState& s) {
+    if (s.epoch == 1) at1.take(s);
+  };
+  const auto whole = train_model(config, train, &test, callbacks);
+  const auto resumed = train_model(config, train, &test, {}, &at1.state);
+  CHECK(resumed.weights == whole.weights);
+  CHECK(*resumed.epochs.back().test_accuracy == *whole.epochs.back().test_accuracy);
+
+  std::atomic<bool> stop{false};
+  ModelCallbacks stopping;
+  stopping.stop = &stop;
+  stopping.on_epoch = [&](const ModelEpochRecord& r) {
+    if (r.epoch == 2) stop = true;
+  };
+  config.policy = Policy::kRacy;
+  config.threads = 2;
+  const auto partial = train_model(config, train, &test, stopping);
+  CHECK(partial.interrupted);
+  CHECK(partial.epochs.back().epoch == 2);
+
+  RatingsGeneratorConfig g;
+  g.users = 120;
+  g.items = 80;
+  g.rank = 3;
+  g.density = 0.2;
+  const auto ratings = generate_ratings(g);
+  ModelConfig mf;
+  mf.model = ModelKind::kFactorisation;
+  mf.rank = 3;
+  mf.policy = Policy::kSerial;
+  mf.threads = 1;
+  mf.epochs = 3;
+  mf.optimizer.kind = OptimizerKind::kAdagrad;
+  SavedState mf_at2;
+  ModelCallbacks mf_callbacks;
+  mf_callbacks.on_epoch_state = [&](const TrainState& s) {
+    if (s.epoch == 2) mf_at2.take(s);
+  };
+  const auto mf_whole = train_model(mf, ratings.train, nullptr, mf_callbacks);
+  const auto mf_resumed = train_model(mf, ratings.train, nullptr, {}, &mf_at2.state);
+  CHECK(mf_resumed.weights == mf_whole.weights);
+}
+
+TEST_CASE("predict with a checkpoint reproduces the trainer's own test evaluation") {
+  const auto problem = sparse_problem();
+  {
+    TrainConfig config;
+    config.policy = Policy::kSerial;
+    config.epochs = 3;
+    const auto report = train(config, problem.train, &problem.test);
+    Checkpoint c;
+    c.model = "logistic";
+    c.format = "libsvm";
+    c.features = problem.train.num_features;
+    c.labels.assign(report.label_values.begin(), report.label_values.end());
+    c.weights = report.weights;
+    const auto p = predict(parse_checkpoint(serialize_checkpoint(c), "m"), problem.test);
+    REQUIRE(p.values.size() == problem.test.rows());
+    CHECK(*p.accuracy == doctest::Approx(report.epochs.back().test->accuracy).epsilon(1e-12));
+    CHECK(*p.loss == doctest::Approx(report.epochs.back().test->loss).epsilon(1e-9));
+    for (std::size_t i = 0; i < p.scores.size(); ++i) {
+      CHECK((p.scores[i] > 0.5) == (p.values[i] == c.labels[1]));
+    }
+  }
+  {
+    const auto train = blobs(900, 31);
+    const auto test = blobs(300, 32);
+    ModelConfig config;
+    config.model = ModelKind::kMlp;
+    config.hidden = {10, 6};
+    config.threads = 1;
+    config.policy = Policy::kSerial;
+    config.epochs = 3;
+    const auto report = train_model(config, train, &test);
+    Checkpoint c;
+    c.model = "mlp";
+    c.format = "idx";
+    c.features = 6;
+    c.classes = 3;
+    c.hidden = {10, 6};
+    c.labels = {3, 5, 9};
+    c.weights = report.weights;
+    const auto p = predict(c, test);
+    CHECK(*p.accuracy == doctest::Approx(*report.epochs.back().test_accuracy));
+    CHECK(*p.loss == doctest::Approx(*report.epochs.back().test_loss).epsilon(1e-5));
+    DenseDataset wide = test;
+    wide.cols = 3;
+    CHECK_THROWS_WITH_AS(predict(c, wide),
+                         "data: expected 6 features per example (as the model), found 3",
+                         InputError);
+    config.model = ModelKind::kSoftmax;
+    const auto softmax = train_model(config, train, &test);
+    c.model = "softmax";
+    c.hidden.clear();
+    c.weights = softmax.weights;
+    CHECK(*predict(c, test).accuracy == doctest::Approx(*softmax.epochs.back().test_accuracy));
+  }
+  {
+    RatingsGeneratorConfig g;
+    g.users = 150;
+    g.items = 90;
+    g.rank = 3;
+    g.density = 0.2;
+    g.test_fraction = 0.1;
+    const auto ratings = generate_ratings(g);
+    ModelConfig config;
+    config.model = ModelKind::kFactorisation;
+    config.rank = 3;
+    config.epochs = 3;
+    config.threads = 1;
+    config.policy = Policy::kSerial;
+    const auto report = train_model(config, ratings.train, &ratings.test);
+    Checkpoint c;
+    c.model = "mf";
+    c.format = "ratings";
+    c.users = report.dataset.users;
+    c.items = report.dataset.items;
+    c.rank = 3;
+    double sum = 0;
+    for (const float v : ratings.train.values) sum += v;
+    c.mean = static_cast<float>(sum / static_cast<double>(ratings.train.size()));
+    c.weights = report.weights;
+    const auto p = predict(c, ratings.test);
+    CHECK(*p.rmse == doctest::Approx(*report.epochs.back().test_rmse).epsilon(1e-9));
+    Ratings unseen;
+    unseen.append(100000, 3, 1.0f);
+    CHECK(predict(c, unseen).values[0] == doctest::Approx(static_cast<float>(c.mean)));
+  }
+}

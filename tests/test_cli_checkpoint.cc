@@ -1,0 +1,302 @@
+// The command with checkpoints: SIGINT during `hogwild train --checkpoint` exits 130 with a
+// valid checkpoint and a partial report, `--resume` finishes with the uninterrupted serial
+// run's weights, corrupt and mismatched checkpoints exit 2, and `hogwild predict`.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hogwild/checkpoint.h"
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+fs::path work_dir() {
+  static const fs::path dir = [] {
+    auto d = fs::temp_directory_path() / ("hogwild_ckpt_cli_test_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string path(const std::string& name) { return (work_dir() / name).string(); }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Result run(const std::string& args) {
+  const auto out = work_dir() / "stdout.txt";
+  const auto err = work_dir() / "stderr.txt";
+  const std::string command = std::string(HOGWILD_CLI) + " " + args + " >" + out.string() + " 2>" +
+                              err.string() + " </dev/null";
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+std::vector<std::string> split(const std::string& args) {
+  std::istringstream in(args);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+// Starts the command as a child with its output in files; returns its pid.
+pid_t start(const std::string& args) {
+  const auto words = split(args);
+  const std::string out = path("child_stdout.txt");
+  const std::string err = path("child_stderr.txt");
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::vector<char*> argv;
+    std::string program = HOGWILD_CLI;
+    argv.push_back(program.data());
+    std::vector<std::string> copies = words;
+    for (auto& w : copies) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    if (!std::freopen(out.c_str(), "w", stdout) || !std::freopen(err.c_str(), "w", stderr)) {
+      ::_exit(99);
+    }
+    ::execv(program.c_str(), argv.data());
+    ::_exit(98);
+  }
+  return pid;
+}
+
+// Waits for the child for up to `seconds`; its exit code, or -1 (killed after the timeout).
+int wait_for(pid_t pid, double seconds) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+  int status = 0;
+  while (Clock::now() < deadline) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  return -1;
+}
+
+// Polls until `file` exists, for up to `seconds`.
+bool appears(const fs::path& file, double seconds) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+  while (Clock::now() < deadline) {
+    if (fs::exists(file)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+void generate() {
+  static bool done = false;
+  if (done) return;
+  auto r = run("gen sparse --rows 20000 --features 3000 --nnz-per-row 20 --seed 4 --out " +
+               path("train.svm") + " --test-rows 2000 --test-out " + path("test.svm"));
+  REQUIRE(r.code == 0);
+  done = true;
+}
+
+std::string checkpoint_file_error(const std::string& args) {
+  const auto r = run(args);
+  CHECK(r.code == 2);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  return r.err;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "SIGINT during train keeps a valid checkpoint and a partial report; resume finishes "
+    "with the uninterrupted serial run's weights") {
+  generate();
+  struct Setup {
+    std::string name;
+    std::string options;
+  };
+  // The linear trainer, and the model trainer with Adam's state.
+  const Setup setups[] = {
+      {"logistic", "--model logistic --step 0.5"},
+      {"softmax", "--model softmax --optimizer adam --step 0.005 --batch 8"},
+  };
+  for (const auto& setup : setups) {
+    CAPTURE(setup.name);
+    const std::string base = "train --train " + path("train.svm") + " --test " + path("test.svm") +
+                             " --policy serial --quiet --seed 7 " + setup.options;
+    const fs::path ckpt = path(setup.name + ".ckpt");
+    fs::remove(ckpt);
+    // Far more epochs than run before the signal: the run is still going when it arrives.
+    const pid_t pid = start(base + " --epochs 100000 --checkpoint " + ckpt.string() + " --json " +
+                            path(setup.name + "_partial.json"));
+    REQUIRE(appears(ckpt, 120));
+    REQUIRE(::kill(pid, SIGINT) == 0);
+    const int code = wait_for(pid, 120);
+    INFO(slurp(path("child_stderr.txt")));
+    REQUIRE(code == 130);
+    const std::string err = slurp(path("child_stderr.txt"));
+    CHECK(err.find("hogwild: interrupted by SIGINT after epoch ") != std::string::npos);
+
+    // The checkpoint is whole, and the partial report says where the run stopped.
+    const auto saved = hogwild::load_checkpoint(ckpt);
+    CHECK(saved.epoch >= 1);
+    CHECK(saved.model == setup.name);
+    const auto partial = nlohmann::json::parse(slurp(path(setup.name + "_partial.json")));
+    CHECK(partial["interrupted"] == true);
+    CHECK(partial["epochs"].back()["epoch"] == saved.epoch);
+    CHECK(err.find(ckpt.string() + " holds epoch " + std::to_string(saved.epoch)) !=
+          std::string::npos);
+    // No temporary file is left beside it.
+    for (const auto& entry : fs::directory_iterator(work_dir())) {
+      CHECK(entry.path().filename().string().find(".tmp.") == std::string::npos);
+    }
+
+    // Resume to two epochs beyond, and compare with a run that never stopped.
+    const int total = saved.epoch + 2;
+    const fs::path resumed_ckpt = path(setup.name + "_resumed.ckpt");
+    const fs::path whole_ckpt = path(setup.name + "_whole.ckpt");
+    const auto resumed =
+        run(base + " --epochs " + std::to_string(total) + " --resume " + ckpt.string() +
+            " --checkpoint " + resumed_ckpt.string() + " --json " + path("resumed.json"));
+    INFO(resumed.err);
+    REQUIRE(resumed.code == 0);
+    const auto whole = run(base + " --epochs " + std::to_string(total) + " --checkpoint " +
+                           whole_ckpt.string() + " --json " + path("whole.json"));
+    REQUIRE(whole.code == 0);
+    const auto a = hogwild::load_checkpoint(resumed_ckpt);
+    const auto b = hogwild::load_checkpoint(whole_ckpt);
+    CHECK(a.epoch == total);
+    CHECK(a.weights == b.weights);
+    CHECK(a.optimizer_state == b.optimizer_state);
+    const auto ra = nlohmann::json::parse(slurp(path("resumed.json")));
+    const auto rb = nlohmann::json::parse(slurp(path("whole.json")));
+    CHECK(ra["resumed_from"] == saved.epoch);
+    CHECK(ra["final"]["train_loss"] == rb["final"]["train_loss"]);
+    CHECK(ra["final"]["test_loss"] == rb["final"]["test_loss"]);
+  }
+}
+
+TEST_CASE("corrupt, truncated, foreign and mismatched checkpoints exit 2 with one line") {
+  generate();
+  const std::string base = "train --train " + path("train.svm") + " --policy serial --quiet";
+  const std::string good = path("good.ckpt");
+  REQUIRE(run(base + " --epochs 2 --checkpoint " + good).code == 0);
+  const std::string bytes = slurp(good);
+  const auto write = [](const std::string& name, const std::string& text) {
+    std::ofstream(path(name), std::ios::binary) << text;
+    return path(name);
+  };
+  std::string flipped = bytes;
+  flipped[bytes.size() / 2] ^= 0x04;
+  const std::string flipped_path = write("flipped.ckpt", flipped);
+  CHECK(checkpoint_file_error(base + " --epochs 3 --resume " + flipped_path)
+            .find("hogwild: " + flipped_path + ": expected CRC-32 ") != std::string::npos);
+  const std::string cut = write("cut.ckpt", bytes.substr(0, bytes.size() - 100));
+  CHECK(
+      checkpoint_file_error(base + " --epochs 3 --resume " + cut).find("(the file is truncated)") !=
+      std::string::npos);
+  const std::string foreign = path("train.svm");
+  CHECK(checkpoint_file_error(base + " --epochs 3 --resume " + foreign)
+            .find("expected a hogwild checkpoint (magic 'HOGWCKPT')") != std::string::npos);
+  CHECK(checkpoint_file_error(base + " --epochs 3 --step 0.25 --resume " + good)
+            .find(good + ": expected --step 0.25 as on the command line, found 0.5 in the "
+                         "checkpoint") != std::string::npos);
+  CHECK(checkpoint_file_error(base + " --epochs 3 --model hinge --resume " + good)
+            .find(good + ": expected a checkpoint of a hinge model (--model), found one of a "
+                         "logistic model") != std::string::npos);
+  const std::string small = write("small.svm", "1 1:1\n-1 2:1\n");
+  CHECK(
+      checkpoint_file_error("train --train " + small +
+                            " --policy serial --quiet --epochs 3 --resume " + good)
+          .find(good + ": expected features 2 (as in the training data and options), found 3000") !=
+      std::string::npos);
+  CHECK(checkpoint_file_error(base + " --epochs 3 --model softmax --resume " + good)
+            .find("expected a checkpoint of a softmax model") != std::string::npos);
+  CHECK(checkpoint_file_error(base + " --epochs 1 --resume " + good)
+            .find("--epochs: expected at least the 2 epochs already done, found 1") !=
+        std::string::npos);
+  CHECK(checkpoint_file_error("predict --model " + flipped_path + " --data " + path("test.svm"))
+            .find("the checkpoint is corrupt") != std::string::npos);
+  // A checkpoint that cannot be written: exit 2 naming it.
+  CHECK(checkpoint_file_error(base + " --epochs 1 --checkpoint /nonexistent/dir/x.ckpt")
+            .find("/nonexistent/dir/x.ckpt: cannot create a temporary file") != std::string::npos);
+}
+
+TEST_CASE("predict writes one prediction per example and the accuracy of labelled data") {
+  generate();
+  const std::string model = path("predict.ckpt");
+  const auto trained = run("train --train " + path("train.svm") + " --test " + path("test.svm") +
+                           " --policy serial --quiet --epochs 3 --checkpoint " + model +
+                           " --json " + path("predict.json"));
+  REQUIRE(trained.code == 0);
+  const auto r = run("predict --model " + model + " --data " + path("test.svm") + " --out " +
+                     path("predictions.txt"));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const std::string text = slurp(path("predictions.txt"));
+  CHECK(std::count(text.begin(), text.end(), '\n') == 2000);
+  std::istringstream lines(text);
+  double label = 0, probability = 0;
+  lines >> label >> probability;
+  CHECK((label == 1 || label == -1));
+  CHECK((probability >= 0 && probability <= 1));
+  CHECK((label == 1) == (probability > 0.5));
+  // The accuracy printed is the trainer's final test accuracy.
+  const auto report = nlohmann::json::parse(slurp(path("predict.json")));
+  const double accuracy = report["final"]["test_accuracy"];
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "accuracy %.2f%%", 100 * accuracy);
+  CHECK(r.err.find(expected) != std::string::npos);
+
+  // Extra features beyond the model's dimension are ignored.
+  std::ofstream(path("wide.svm")) << "1 1:0.5 999999:1\n-1 2:1\n";
+  const auto wide = run("predict --model " + model + " --data " + path("wide.svm"));
+  CHECK(wide.code == 0);
+  CHECK(std::count(wide.out.begin(), wide.out.end(), '\n') == 2);
+  // Data of another kind, or labels the model never saw.
+  std::ofstream(path("pairs.txt")) << "1 2\n3 4\n";
+  CHECK(checkpoint_file_error("predict --model " + model + " --data " + path("pairs.txt"))
+            .find(path("pairs.txt") + ":1: expected") != std::string::npos);
+  std::ofstream(path("labels7.svm")) << "1 1:1\n7 2:1\n";
+  CHECK(checkpoint_file_error("predict --model " + model + " --data " + path("labels7.svm"))
+            .find("expected labels -1 or 1 (the training classes), found 7 in example 2") !=
+        std::string::npos);
+
+  // Factorisation: `user item` lines get a rating each; `user item rating` lines an RMSE.
+  REQUIRE(run("gen ratings --users 60 --items 40 --rank 3 --density 0.3 --seed 2 --out " +
+              path("r.txt"))
+              .code == 0);
+  const std::string mf = path("mf.ckpt");
+  REQUIRE(run("train --format ratings --train " + path("r.txt") +
+              " --policy serial --quiet --epochs 2 --checkpoint " + mf)
+              .code == 0);
+  const auto pairs = run("predict --model " + mf + " --data " + path("pairs.txt"));
+  INFO(pairs.err);
+  CHECK(pairs.code == 0);
+  CHECK(std::count(pairs.out.begin(), pairs.out.end(), '\n') == 2);
+  CHECK(pairs.err.find("rmse") == std::string::npos);
+  const auto rated = run("predict --model " + mf + " --data " + path("r.txt"));
+  CHECK(rated.code == 0);
+  CHECK(rated.err.find("rmse ") != std::string::npos);
+}

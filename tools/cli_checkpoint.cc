@@ -1,0 +1,395 @@
+#include "cli_checkpoint.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "hogwild/error.h"
+#include "hogwild/idx.h"
+#include "hogwild/libsvm.h"
+#include "hogwild/predict.h"
+#include "hogwild/ratings.h"
+
+namespace hogwild_cli {
+namespace {
+
+// Only what is async-signal-safe happens in the handler: a lock-free atomic store, or _exit.
+static_assert(std::atomic<bool>::is_always_lock_free);
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};
+
+extern "C" void on_stop_signal(int signal) {
+  if (g_stop.load(std::memory_order_relaxed)) _exit(kExitInterrupted);  // the second one
+  g_signal.store(signal, std::memory_order_relaxed);
+  g_stop.store(true, std::memory_order_relaxed);
+}
+
+struct sigaction g_previous_int;
+struct sigaction g_previous_term;
+
+std::string join(const std::vector<double>& values) {
+  std::string out;
+  for (const double v : values) out += (out.empty() ? "" : ", ") + fmt::format("{}", v);
+  return out.empty() ? "none" : out;
+}
+
+// Option name of a config key ("batch_reduce" -> "--batch-reduce").
+std::string option_of(const std::string& key) {
+  if (key == "schedule_scale") return "--step-schedule-scale";
+  std::string name = "--" + key;
+  for (auto& c : name) {
+    if (c == '_') c = '-';
+  }
+  return name;
+}
+
+std::string shown(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// Is the line blank or a comment (the LIBSVM reader skips those)?
+bool skipped_line(std::string_view line) {
+  for (const char c : line) {
+    if (c == '#') return true;
+    if (c != ' ' && c != '\t' && c != '\r') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+StopOnSignal::StopOnSignal() {
+  g_stop.store(false);
+  g_signal.store(0);
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &action, &g_previous_int);
+  sigaction(SIGTERM, &action, &g_previous_term);
+}
+
+StopOnSignal::~StopOnSignal() {
+  sigaction(SIGINT, &g_previous_int, nullptr);
+  sigaction(SIGTERM, &g_previous_term, nullptr);
+}
+
+const std::atomic<bool>* StopOnSignal::flag() const { return &g_stop; }
+
+std::string StopOnSignal::name() const {
+  switch (g_signal.load()) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    default:
+      return "";
+  }
+}
+
+void report_interrupted(const StopOnSignal& stop, int last_epoch, int resumed_from,
+                        const std::string& checkpoint) {
+  std::string saved;
+  if (!checkpoint.empty()) {
+    saved = last_epoch > resumed_from ? fmt::format("; {} holds epoch {}", checkpoint, last_epoch)
+                                      : fmt::format(
+                                            "; no epoch completed, {} not written by this "
+                                            "run",
+                                            checkpoint);
+  }
+  fmt::print(stderr, "hogwild: interrupted by {} after epoch {}{}\n",
+             stop.name().empty() ? "a stop request" : stop.name(), last_epoch, saved);
+}
+
+void add_max_parameters_option(CLI::App& cmd, std::size_t& max_parameters) {
+  cmd.add_option("--max-parameters", max_parameters,
+                 "refuse a model with more parameters than this before allocating it (a huge "
+                 "feature index, user or item id asks for one weight per index); models larger "
+                 "than the machine's memory are refused too")
+      ->capture_default_str();
+}
+
+void check_model_size(const std::string& path, std::size_t parameters, std::size_t copies,
+                      std::size_t max_parameters, const std::string& cause) {
+  const double gib = static_cast<double>(parameters) * 4.0 * static_cast<double>(copies) /
+                     static_cast<double>(std::size_t{1} << 30);
+  if (parameters > max_parameters) {
+    throw hogwild::InputError(fmt::format(
+        "{}: expected a model of at most {} parameters (--max-parameters), found {}, which needs "
+        "{} parameters ({:.1f} GiB)",
+        path, max_parameters, cause, parameters, gib));
+  }
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0) {
+    const double memory = static_cast<double>(pages) * static_cast<double>(page_size);
+    if (static_cast<double>(parameters) * 4.0 * static_cast<double>(copies) > memory) {
+      throw hogwild::InputError(fmt::format(
+          "{}: expected a model that fits in memory ({:.1f} GiB), found {}, which needs {} "
+          "parameters ({:.1f} GiB)",
+          path, memory / static_cast<double>(std::size_t{1} << 30), cause, parameters, gib));
+    }
+  }
+}
+
+void add_checkpoint_options(CLI::App& cmd, std::string& checkpoint, std::string& resume) {
+  cmd.add_option("--checkpoint", checkpoint,
+                 "save the model after every epoch to FILE (parameters, optimiser state, epoch, "
+                 "config; written atomically with a checksum); on SIGINT/SIGTERM the run stops, "
+                 "FILE keeps the last completed epoch and the command exits 130");
+  cmd.add_option("--resume", resume,
+                 "continue from a checkpoint written by --checkpoint with the same options and "
+                 "data (--epochs is the total, counting the epochs already done; --threads may "
+                 "differ); a corrupt or mismatched checkpoint exits 2");
+}
+
+hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected,
+                                    const std::string& config_json) {
+  hogwild::Checkpoint c = hogwild::load_checkpoint(path);
+  const auto fail = [&](const std::string& what) {
+    throw hogwild::InputError(fmt::format("{}: expected {}", path, what));
+  };
+  if (c.model != expected.model) {
+    fail(fmt::format("a checkpoint of a {} model (--model), found one of a {} model",
+                     expected.model, c.model));
+  }
+  if (c.format != expected.format) {
+    fail(fmt::format("a checkpoint trained on {} data (--format), found {} data", expected.format,
+                     c.format));
+  }
+  const auto differ = [&](std::string_view what, std::uint64_t want, std::uint64_t found) {
+    if (want != found) {
+      fail(fmt::format("{} {} (as in the training data and options), found {}", what, want, found));
+    }
+  };
+  differ("features", expected.features, c.features);
+  differ("classes", expected.classes, c.classes);
+  differ("users", expected.users, c.users);
+  differ("items", expected.items, c.items);
+  differ("rank", expected.rank, c.rank);
+  if (c.hidden != expected.hidden) {
+    std::vector<double> want(expected.hidden.begin(), expected.hidden.end());
+    std::vector<double> found(c.hidden.begin(), c.hidden.end());
+    fail(fmt::format("hidden layers {} (--hidden), found {}", join(want), join(found)));
+  }
+  if (c.labels != expected.labels) {
+    fail(fmt::format("label values {} (the training data's), found {}", join(expected.labels),
+                     join(c.labels)));
+  }
+  if (c.mean != expected.mean) {
+    fail(fmt::format("a training mean rating of {} (the training data's), found {}", expected.mean,
+                     c.mean));
+  }
+  // Options that change what training computes must be the same; the epoch count, the thread
+  // count and what is measured may change.
+  static const std::set<std::string> kFree = {"epochs",           "threads",
+                                              "staleness_sample", "coherence_sample",
+                                              "coherence_lag",    "evals_per_epoch"};
+  const auto want = nlohmann::json::parse(config_json);
+  const auto found = nlohmann::json::parse(c.config);
+  for (const auto& [key, value] : want.items()) {
+    if (kFree.contains(key)) continue;
+    if (!found.contains(key)) {
+      fail(fmt::format("{} {} as on the command line, found a checkpoint without it",
+                       option_of(key), shown(value)));
+    }
+    if (found.at(key) != value) {
+      fail(fmt::format("{} {} as on the command line, found {} in the checkpoint", option_of(key),
+                       shown(value), shown(found.at(key))));
+    }
+  }
+  for (const auto& [key, value] : found.items()) {
+    if (!kFree.contains(key) && !want.contains(key)) {
+      fail(fmt::format("no {} (not an option of this run), found {} in the checkpoint",
+                       option_of(key), shown(value)));
+    }
+  }
+  return c;
+}
+
+hogwild::TrainState resume_state(const hogwild::Checkpoint& c) {
+  hogwild::TrainState s;
+  s.epoch = c.epoch;
+  s.initial_loss = c.initial_loss;
+  s.elapsed = c.elapsed;
+  s.samples = c.samples;
+  s.weights = c.weights;
+  for (const auto& buffer : c.optimizer_state) s.optimizer_state.emplace_back(buffer);
+  s.worker_updates = c.worker_updates;
+  return s;
+}
+
+void take_state(hogwild::Checkpoint& c, const hogwild::TrainState& state) {
+  c.epoch = state.epoch;
+  c.initial_loss = state.initial_loss;
+  c.elapsed = state.elapsed;
+  c.samples = state.samples;
+  c.weights.assign(state.weights.begin(), state.weights.end());
+  c.optimizer_state.clear();
+  for (const auto& buffer : state.optimizer_state)
+    c.optimizer_state.emplace_back(buffer.begin(), buffer.end());
+  c.worker_updates = state.worker_updates;
+}
+
+void check_binary_labels(const hogwild::Dataset& data, const std::string& path) {
+  std::set<float> distinct;
+  std::size_t third = 0;
+  for (std::size_t i = 0; i < data.rows(); ++i) {
+    if (distinct.insert(data.labels[i]).second && distinct.size() > 2) {
+      third = i + 1;
+      break;
+    }
+  }
+  if (third == 0) return;
+  const float label = data.labels[third - 1];
+  distinct.erase(label);
+  // The reader keeps no line numbers: find the example's line as the reader counts them.
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  std::size_t number = 0;
+  std::size_t examples = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!skipped_line(line) && ++examples == third) break;
+  }
+  throw hogwild::InputError(fmt::format(
+      "{}:{}: expected two label classes for a binary model (--model), found a third, {}, after "
+      "{} and {}",
+      path, examples == third ? number : 0, label, *distinct.begin(), *distinct.rbegin()));
+}
+
+CLI::App* add_predict(CLI::App& app, PredictOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "predict",
+      "Predict with a model saved by `hogwild train --checkpoint`: one line per example (binary "
+      "models: the label and the probability of the positive label (logistic) or the margin "
+      "(hinge); squared: the value; softmax/mlp: the class label; mf: the rating of each `user "
+      "item` line); with labels in the data, the loss and accuracy (or RMSE) go to stderr.");
+  cmd->add_option("--model", o.model, "checkpoint file written by --checkpoint")->required();
+  cmd->add_option("--data", o.data,
+                  "examples in the format the model trained on: LIBSVM (features beyond the "
+                  "model's dimension are ignored), IDX images, or `user item [rating]` lines")
+      ->required();
+  cmd->add_option("--labels", o.labels,
+                  "IDX: labels file (default: beside the images by the standard name; without "
+                  "one, no accuracy)");
+  cmd->add_option("--out", o.out, "write the predictions here instead of standard output");
+  cmd->footer("Exit codes: 0 success, 2 bad usage, bad data or a corrupt checkpoint.");
+  return cmd;
+}
+
+int run_predict(const PredictOptions& o) {
+  const hogwild::Checkpoint model = hogwild::load_checkpoint(o.model);
+  hogwild::Predictions p;
+  std::size_t rows = 0;
+  if (model.format == "idx") {
+    std::optional<std::filesystem::path> labels;
+    if (!o.labels.empty()) labels = o.labels;
+    if (!labels) labels = hogwild::find_idx_labels(o.data);
+    if (labels) {
+      const auto data = hogwild::read_idx(o.data, *labels);
+      p = hogwild::predict(model, data, true);
+      rows = data.rows();
+    } else {
+      const auto images = hogwild::read_idx_array(o.data);
+      if (images.shape.size() < 2 || images.shape[0] == 0) {
+        throw hogwild::InputError(fmt::format(
+            "{}: expected images with at least 2 dimensions and one image, found {} dimensions",
+            o.data, images.shape.size()));
+      }
+      hogwild::DenseDataset data;
+      data.source = o.data;
+      data.cols = images.data.size() / images.shape[0];
+      data.features.resize(images.data.size());
+      for (std::size_t i = 0; i < images.data.size(); ++i) {
+        data.features[i] = images.data[i] * (1.0f / 255.0f);
+      }
+      data.labels.assign(images.shape[0], 0);
+      p = hogwild::predict(model, data, false);
+      rows = data.rows();
+    }
+  } else if (model.format == "ratings") {
+    // `user item` lines have no rating to compare with; `user item rating` lines do.
+    std::ifstream in(o.data, std::ios::binary);
+    if (!in) {
+      throw hogwild::SystemError(fmt::format("{}: cannot open: {}", o.data, std::strerror(errno)));
+    }
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    std::string text = buffer.str();
+    bool pairs = false;
+    {
+      std::istringstream lines(text);
+      std::string line;
+      while (std::getline(lines, line)) {
+        if (skipped_line(line)) continue;
+        std::string field;
+        std::size_t count = 0;
+        for (char& c : line) {
+          if (c == ',') c = ' ';
+        }
+        std::istringstream split(line);
+        while (split >> field) ++count;
+        pairs = count == 2;
+        break;
+      }
+    }
+    if (pairs) {
+      std::string with_ratings;
+      std::istringstream lines(text);
+      std::string line;
+      while (std::getline(lines, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        with_ratings += line;
+        if (!skipped_line(line)) with_ratings += " 0";
+        with_ratings += '\n';
+      }
+      text = std::move(with_ratings);
+    }
+    const auto data = hogwild::parse_ratings(text, o.data);
+    p = hogwild::predict(model, data, !pairs);
+    rows = data.size();
+  } else {
+    const auto data = hogwild::read_libsvm(o.data);
+    p = hogwild::predict(model, data, true);
+    rows = data.rows();
+  }
+
+  std::string text;
+  text.reserve(rows * 12);
+  for (std::size_t i = 0; i < p.values.size(); ++i) {
+    if (p.scores.empty()) {
+      text += fmt::format("{}\n", p.values[i]);
+    } else {
+      text += fmt::format("{} {}\n", p.values[i], p.scores[i]);
+    }
+  }
+  if (o.out.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    std::ofstream out(o.out, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw hogwild::SystemError(fmt::format("{}: cannot write", o.out));
+  }
+  std::string summary =
+      fmt::format("{} predictions with the {} model of epoch {}", rows, model.model, model.epoch);
+  if (p.loss) summary += fmt::format(", loss {:.6f}", *p.loss);
+  if (p.accuracy) summary += fmt::format(", accuracy {:.2f}%", 100 * *p.accuracy);
+  if (p.rmse) summary += fmt::format(", rmse {:.5f}", *p.rmse);
+  fmt::print(stderr, "{}\n", summary);
+  return 0;
+}
+
+}  // namespace hogwild_cli

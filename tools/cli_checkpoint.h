@@ -1,0 +1,86 @@
+#pragma once
+
+// Checkpoints, interruption and prediction on the command line: `hogwild train --checkpoint
+// FILE` / `--resume FILE`, SIGINT/SIGTERM handling (exit 130 after a clean stop), and
+// `hogwild predict`.
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <string>
+
+#include "hogwild/checkpoint.h"
+#include "hogwild/dataset.h"
+#include "hogwild/trainer.h"
+
+namespace hogwild_cli {
+
+/// Exit code of a run stopped by SIGINT or SIGTERM after a clean save.
+inline constexpr int kExitInterrupted = 130;
+
+/// While alive, SIGINT and SIGTERM set a flag the trainers poll (Callbacks::stop); a second
+/// signal exits at once with code 130. The previous handlers come back on destruction.
+class StopOnSignal {
+ public:
+  StopOnSignal();
+  ~StopOnSignal();
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+  /// The flag to pass as Callbacks::stop / ModelCallbacks::stop.
+  const std::atomic<bool>* flag() const;
+  /// The signal's name once one arrived ("SIGINT", "SIGTERM"), else "".
+  std::string name() const;
+};
+
+/// Prints the one line on stderr that says where an interrupted run stopped: the last
+/// completed epoch and what the --checkpoint file (if any) holds.
+void report_interrupted(const StopOnSignal& stop, int last_epoch, int resumed_from,
+                        const std::string& checkpoint);
+
+/// Adds --checkpoint and --resume to the `train` command.
+void add_checkpoint_options(CLI::App& train, std::string& checkpoint, std::string& resume);
+
+/// Loads the --resume checkpoint and checks that it continues this run: `expected` carries the
+/// model, format, data shape and label mapping of the run about to start, `config_json` its
+/// configuration (compared key by key, except epochs, threads and measurement rates). Throws
+/// InputError("PATH: expected ..., found ...") naming what differs.
+hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected,
+                                    const std::string& config_json);
+
+/// A view of a checkpoint as the state a trainer resumes from (valid while `c` lives).
+hogwild::TrainState resume_state(const hogwild::Checkpoint& c);
+
+/// Fills the run-progress fields of `c` (epoch, losses, time, parameters, optimiser state)
+/// from the state a trainer reports after an epoch.
+void take_state(hogwild::Checkpoint& c, const hogwild::TrainState& state);
+
+/// With a binary model and training labels of three or more classes: throws InputError
+/// naming the line of the first example of the third class (PATH:LINE: expected ...).
+void check_binary_labels(const hogwild::Dataset& data, const std::string& path);
+
+/// Default of --max-parameters: 2^30 parameters (4 GiB of floats before optimiser state).
+inline constexpr std::size_t kDefaultMaxParameters = std::size_t{1} << 30;
+
+/// Adds --max-parameters to the `train` command.
+void add_max_parameters_option(CLI::App& train, std::size_t& max_parameters);
+
+/// Refuses a model of `parameters` floats (times `copies` with optimiser state) above
+/// `max_parameters` or above the machine's physical memory, before anything is allocated:
+/// InputError("PATH: expected ..., found `cause`, which needs N parameters (X GiB)").
+void check_model_size(const std::string& path, std::size_t parameters, std::size_t copies,
+                      std::size_t max_parameters, const std::string& cause);
+
+/// Options of `hogwild predict`.
+struct PredictOptions {
+  std::string model;   ///< --model: a checkpoint file
+  std::string data;    ///< --data: examples in the format the model trained on
+  std::string labels;  ///< --labels: IDX labels file (default: found beside the images)
+  std::string out;     ///< --out: predictions file (default: standard output)
+};
+
+/// Adds `hogwild predict` to the application.
+CLI::App* add_predict(CLI::App& app, PredictOptions& options);
+
+/// Runs `hogwild predict`; returns the exit code.
+int run_predict(const PredictOptions& options);
+
+}  // namespace hogwild_cli
