@@ -337,8 +337,8 @@ class Engine {
         continue;
       }
       const std::size_t end = pos + static_cast<std::size_t>(plain);
-      const std::uint64_t updates =
-          publish_ ? plain_loop<true>(s, rows, pos, end) : plain_loop<false>(s, rows, pos, end);
+      const std::uint64_t updates = publish_ ? plain_loop<true>(s, rows, pos, end, last)
+                                             : plain_loop<false>(s, rows, pos, end, last);
       if (measure_staleness_) s.staleness_clock.skip(plain);
       if (coherence_clock_runs) s.coherence_clock.skip(updates);
       pos = end;
@@ -346,18 +346,20 @@ class Engine {
   }
 
   // The plain Hogwild! loop over positions [first, last); returns the updates it applied.
-  // kPublish stores the worker's applied count after every update for others' measurements.
+  // Rows up to `ahead_end` (the end of the worker's range) are prefetched, so the samples
+  // after a stretch arrive warm. kPublish stores the worker's applied count after every update
+  // for others' measurements.
   template <bool kPublish>
   std::uint64_t plain_loop(WorkerState& s, const std::uint32_t* rows, std::size_t first,
-                           std::size_t last) {
+                           std::size_t last, std::size_t ahead_end) {
     const float* w = store_.data();
     const std::uint64_t applied_before = s.applied;
     [[maybe_unused]] auto& published = counters_[static_cast<std::size_t>(s.id)].value;
     std::uint64_t updates = 0;
     for (std::size_t pos = first; pos < last; ++pos) {
       const std::uint32_t r = rows[pos];
-      if (pos + kRowAhead < last) prefetch_row(rows[pos + kRowAhead]);
-      if (pos + kOffsetAhead < last) prefetch_offsets(rows[pos + kOffsetAhead]);
+      if (pos + kRowAhead < ahead_end) prefetch_row(rows[pos + kRowAhead]);
+      if (pos + kOffsetAhead < ahead_end) prefetch_offsets(rows[pos + kOffsetAhead]);
       const auto row = data_.row(r);
       float m = 0;
       for (std::size_t k = 0; k < row.indices.size(); ++k) {
