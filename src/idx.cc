@@ -17,7 +17,8 @@ namespace {
 constexpr std::size_t kIdxHeaderFixed = 4;  // 0x00 0x00 type ndims
 
 // Inflates a gzip file held in memory. Truncated or corrupt data is an InputError naming the
-// file; the gzip trailer's size (mod 2^32) only sizes the first allocation.
+// file; the gzip trailer's size (mod 2^32) only sizes the first allocation, within what the
+// compressed size allows.
 std::string gunzip(const std::string& compressed, const std::string& name) {
   std::string out;
   if (compressed.size() >= 18) {
@@ -25,7 +26,8 @@ std::string gunzip(const std::string& compressed, const std::string& name) {
         reinterpret_cast<const unsigned char*>(compressed.data() + compressed.size() - 4);
     const std::uint32_t isize =
         tail[0] | (tail[1] << 8) | (tail[2] << 16) | (static_cast<std::uint32_t>(tail[3]) << 24);
-    out.reserve(std::min<std::size_t>(isize, std::size_t{1} << 32));
+    // Deflate expands at most 1032-fold: a damaged trailer cannot ask for more than that.
+    out.reserve(std::min<std::size_t>(isize, compressed.size() * 1032));
   }
   z_stream s{};
   if (inflateInit2(&s, 15 + 16) != Z_OK) {
