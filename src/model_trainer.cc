@@ -16,6 +16,7 @@
 
 #include "hogwild/error.h"
 #include "hogwild/policy.h"
+#include "minibatch.h"
 #include "model.h"
 #include "optimizer_kernel.h"
 #include "report_json.h"
@@ -62,6 +63,27 @@ void ModelConfig::validate() const {
   detail::validate_staleness_options(staleness_sample, coherence_sample, coherence_lag, simulate,
                                      threads);
   if (batch > 65536) fail("batch", "a minibatch size in [1, 65536] (0 = default)", batch);
+  if (schedule.kind == ScheduleSpec::Kind::kFixed && schedule.batch > 65536) {
+    fail("schedule", "fixed:B with B a minibatch size in [1, 65536]", schedule.text);
+  }
+  if (batch != 0 && schedule.kind == ScheduleSpec::Kind::kFixed && schedule.batch != 0 &&
+      schedule.batch != batch) {
+    fail("batch", "either --batch or --schedule, found both",
+         fmt::format("{} and '{}'", batch, schedule.text));
+  }
+  if (batch != 0 && schedule.kind == ScheduleSpec::Kind::kTime) {
+    fail("batch", "either --batch or --schedule, found both",
+         fmt::format("{} and '{}'", batch, schedule.text));
+  }
+  {
+    const int workers = policy == Policy::kSerial ? 1
+                        : simulate > 0            ? simulate
+                        : threads > 0
+                            ? threads
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    detail::validate_schedule_options(schedule, speed, dynamic_sharding, evals_per_epoch, simulate,
+                                      workers);
+  }
   if (!std::isfinite(l2)) fail("l2", "a finite strength >= 0", l2);
   if (model == ModelKind::kMlp) {
     if (hidden.empty()) fail("hidden", "at least one hidden layer width", "none");
@@ -83,6 +105,8 @@ ModelConfig ModelConfig::resolved() const {
   if (c.simulate > 0) c.threads = c.simulate;  // workers; they run in one thread
   if (c.threads == 0)
     c.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // A fixed schedule given by the caller (not --batch) sets the minibatch size.
+  if (c.schedule.kind == ScheduleSpec::Kind::kFixed && c.batch == 0) c.batch = c.schedule.batch;
   // Defaults per model, chosen on Fashion-MNIST (softmax, mlp) and generated ratings (mf).
   const bool adaptive =
       c.optimizer.kind == OptimizerKind::kAdam || c.optimizer.kind == OptimizerKind::kRmsprop;
@@ -102,6 +126,12 @@ ModelConfig ModelConfig::resolved() const {
       if (c.optimizer.step == 0) c.optimizer.step = adaptive ? 1e-2 : 0.05;
       if (c.l2 < 0) c.l2 = 0.02;
       break;
+  }
+  if (c.schedule.kind == ScheduleSpec::Kind::kFixed) {
+    c.schedule.batch = static_cast<std::uint32_t>(c.batch);
+    c.schedule.text = fmt::format("fixed:{}", c.batch);
+  } else {
+    c.batch = 0;  // a window's size is what fits in it
   }
   if (optimizer.step == 0) {
     // Momentum multiplies the effective step by 1 / (1 - mu): keep the SGD default's scale.
@@ -131,6 +161,35 @@ struct WorkerState {
   std::vector<std::uint32_t> unique;
   std::vector<std::int32_t> slot;  // row -> slot in `local`, -1 when not gathered
   std::uint64_t updates = 0;
+
+  // The open minibatch (fixed size) or time window, computed chunk by chunk: the first chunk's
+  // gradient goes straight into `grad`; later chunks' into `chunk_grad`, added into `grad`
+  // as sums (see compute_chunk). Sparse models keep the rows gathered for the whole window.
+  bool open = false;
+  std::uint32_t samples_in = 0;  // samples in the open window
+  std::uint32_t chunks_in = 0;   // chunks computed in it
+  std::size_t rows_in = 0;       // sparse: rows gathered in it (slots 0..rows_in-1)
+  float eta = 0;                 // its step size
+  double t = 0;                  // its step count for the optimiser
+  std::size_t coherence_window = 0;
+  bool measured = false;  // its staleness is measured
+  std::uint64_t others_at_read = 0;
+  std::int64_t read_ns = 0;
+  std::int64_t window_start_ns = 0;
+  std::int64_t elapsed_ns = 0;  // time windows: time in the open window at the last clock read
+  double ns_per_sample = 0;     // time windows: the previous window's time per sample
+  std::vector<std::uint32_t> buffer;  // a chunk's samples when it spans two claimed ranges
+  std::size_t buffered = 0;
+  std::size_t chunk_target = 0;
+  std::vector<float> chunk_grad;
+  std::vector<std::uint32_t> chunk_rows;  // sparse: the rows one chunk touches, once each
+  std::vector<std::uint32_t> stamp;       // sparse: per slot, the last chunk that touched it
+  std::uint32_t chunk_id = 0;
+  std::optional<SpeedSampler> speed;
+  Histogram batch_sizes;
+  Histogram windows_ns;
+  std::uint64_t samples = 0;
+  std::uint64_t polls = 0;  // chunks since the last look at the caller's stop flag
 
   // Delay layer: pending updates, their payloads in slots (at most max_delay + 2 of them,
   // each allocated the first time that many are pending at once and reused after).
@@ -270,70 +329,202 @@ void flush(const ModelConfig& config, ParamStore& store, detail::OptimizerState&
   while (!ws.pending.empty()) pop_and_apply<P>(config, store, state, ws, counters, worker);
 }
 
-// One minibatch of one worker under policy P: read the parameters it needs (the Hogwild!
-// read), compute the gradient, then apply it now or after the injected delay (counted in
-// the worker's own later updates).
+// ---- Minibatches and time windows --------------------------------------------------------
+//
+// Glossary: a window is what one update is made of: B samples (fixed:B) or the samples that
+// fit in W (time:W, at most --max-batch); it is computed in chunks of samples, one gradient
+// call each (a fixed minibatch is one chunk). n = samples in the window, b = samples in a
+// chunk. The window opens with the Hogwild! read (dense models: a snapshot of all parameters;
+// sparse models: each row when a chunk first touches it), and its gradients are all taken at
+// that read: the worker's own update is applied when the window closes.
+
+// What the workers of one epoch share.
+struct EpochContext {
+  const ModelConfig& config;
+  const Model& model;
+  ParamStore& store;
+  detail::OptimizerState& state;
+  std::span<detail::AppliedCounter> counters;
+  std::atomic<bool>& stop;             // a worker diverged
+  const std::atomic<bool>* interrupt;  // the caller's stop flag (may be null)
+  int epoch;
+  int threads;
+  bool timed;  // time windows
+};
+
+// Time windows read the clock once per chunk. Each chunk is sized to take half the time left
+// in the window, at the window's time per sample so far (the previous window's for its first
+// chunk; one sample for a worker's very first), at least one sample and at most kMaxChunk (the
+// model's scratch space is sized for that many). A window then takes a few chunks (about
+// log2 of its samples), most of its samples in large ones, where a dense model's gradient is
+// a matrix product and its per-chunk passes over all parameters are amortised, and it
+// overshoots W by about one sample when the time per sample holds steady.
+constexpr std::uint32_t kMaxChunk = 64;
+
+// Opens a window at the sample at position `pos` of `len` positions: the Hogwild! read, and
+// the step size, step count and coherence window of the update it becomes.
 template <class P>
-void step_batch(const ModelConfig& config, const Model& model, ParamStore& store,
-                detail::OptimizerState& state, WorkerState& ws,
-                std::span<const std::uint32_t> batch, float eta, double t, std::size_t window,
-                std::span<detail::AppliedCounter> counters, int worker, int epoch,
-                std::atomic<bool>& stop) {
-  const std::size_t width = model.row_width();
-  const bool measured = ws.staleness_clock->tick();
-  std::uint64_t others_at_read = 0;
-  std::int64_t read_ns = 0;
-  if (measured) {
-    others_at_read = others_applied(counters, worker);
-    read_ns = detail::now_ns();
+void open_window(const EpochContext& c, WorkerState& ws, std::size_t pos, std::size_t len,
+                 int worker) {
+  const ModelConfig& config = c.config;
+  ws.open = true;
+  ws.samples_in = 0;
+  ws.chunks_in = 0;
+  ws.rows_in = 0;
+  if (c.timed) ws.window_start_ns = detail::now_ns();
+  const std::size_t unit = c.timed ? 1 : config.batch;
+  const std::size_t units = std::max<std::size_t>(1, (len + unit - 1) / unit);
+  const std::size_t b = pos / unit;
+  const double progress = (c.epoch - 1) + static_cast<double>(b) / static_cast<double>(units);
+  ws.eta =
+      static_cast<float>(config.optimizer.step_at(config.optimizer.step, c.epoch - 1, progress));
+  ws.t = static_cast<double>(ws.updates * static_cast<std::uint64_t>(c.threads) +
+                             static_cast<std::uint64_t>(worker) + 1);
+  ws.coherence_window = static_cast<std::size_t>(c.epoch - 1) * detail::kCoherenceWindowsPerEpoch +
+                        b * detail::kCoherenceWindowsPerEpoch / units;
+  ws.measured = ws.staleness_clock->tick();
+  if (ws.measured) {
+    ws.others_at_read = others_applied(c.counters, worker);
+    ws.read_ns = detail::now_ns();
   }
   ++ws.updates;
+  if constexpr (P::kConcurrent) {
+    if (c.model.row_width() == 0) {
+      // Other workers write while this one reads: take the snapshot with relaxed loads.
+      const float* w = c.store.data();
+      for (std::size_t i = 0; i < c.store.size(); ++i) ws.local[i] = P::load(w[i]);
+    }
+  }
+}
+
+// Computes one chunk's gradient at the window's read and adds it to the window's. The first
+// chunk's gradient (the model's: mean loss gradient plus regulariser) is left as it is, so a
+// fixed minibatch is exactly one gradient call; from the second chunk on, `grad` holds the
+// sum over samples (each chunk's mean times b).
+template <class P>
+void compute_chunk(const EpochContext& c, WorkerState& ws, std::span<const std::uint32_t> chunk) {
+  const Model& model = c.model;
+  std::int64_t begin_ns = 0;
+  if (ws.speed) {
+    // The speed model's per-sample costs, for the chunk's samples at once.
+    double pause = 0;
+    for (std::size_t i = 0; i < chunk.size(); ++i) pause += ws.speed->pause_ns();
+    if (pause > 0) detail::busy_wait(detail::now_ns() + static_cast<std::int64_t>(pause));
+    begin_ns = detail::now_ns();
+  }
+  const bool first = ws.chunks_in == 0;
+  const auto b = static_cast<float>(chunk.size());
+  const std::size_t width = model.row_width();
   double loss;
-  std::span<const std::uint32_t> idx;
-  std::span<const float> g;
   if (width > 0) {
-    // Gather the touched rows, compute, write back only those rows.
+    if (ws.chunks_in == 1) {
+      const auto n = static_cast<float>(ws.samples_in);
+      for (std::size_t i = 0; i < ws.rows_in * width; ++i) ws.grad[i] *= n;
+    }
     ws.rows.clear();
-    model.touched_rows(batch, ws.rows);
-    std::size_t count = 0;
+    model.touched_rows(chunk, ws.rows);
+    if (++ws.chunk_id == 0) {  // wrapped: forget old stamps
+      std::fill(ws.stamp.begin(), ws.stamp.end(), 0u);
+      ws.chunk_id = 1;
+    }
+    ws.chunk_rows.clear();
+    const float* w = c.store.data();
     for (const auto r : ws.rows) {
-      if (ws.slot[r] < 0) {
-        ws.slot[r] = static_cast<std::int32_t>(count);
-        ws.unique[count++] = r;
+      std::int32_t s = ws.slot[r];
+      if (s < 0) {
+        // First touch in this window: gather the row (the Hogwild! read of it).
+        s = static_cast<std::int32_t>(ws.rows_in++);
+        ws.slot[r] = s;
+        ws.unique[static_cast<std::size_t>(s)] = r;
+        const std::size_t base = std::size_t{r} * width;
+        const std::size_t at = static_cast<std::size_t>(s) * width;
+        for (std::size_t k = 0; k < width; ++k) {
+          ws.local[at + k] = P::load(w[base + k]);
+          ws.idx[at + k] = static_cast<std::uint32_t>(base + k);
+        }
+        std::fill_n(ws.grad.begin() + static_cast<std::ptrdiff_t>(at), width, 0.0f);
+      }
+      if (ws.stamp[static_cast<std::size_t>(s)] != ws.chunk_id) {
+        ws.stamp[static_cast<std::size_t>(s)] = ws.chunk_id;
+        ws.chunk_rows.push_back(r);
       }
     }
-    const float* w = store.data();
-    for (std::size_t s = 0; s < count; ++s) {
-      const std::size_t base = std::size_t{ws.unique[s]} * width;
-      for (std::size_t c = 0; c < width; ++c) {
-        ws.local[s * width + c] = P::load(w[base + c]);
-        ws.idx[s * width + c] = static_cast<std::uint32_t>(base + c);
+    float* target = first ? ws.grad.data() : ws.chunk_grad.data();
+    if (!first) {
+      for (const auto r : ws.chunk_rows) {
+        std::fill_n(target + static_cast<std::size_t>(ws.slot[r]) * width, width, 0.0f);
       }
     }
-    std::fill_n(ws.grad.begin(), count * width, 0.0f);
-    detail::ParamView view{ws.local.data(), ws.slot.data(), width, {ws.unique.data(), count}};
-    loss = model.gradient(batch, view, ws.grad.data(), ws.workspace.get());
-    for (std::size_t s = 0; s < count; ++s) ws.slot[ws.unique[s]] = -1;
-    idx = {ws.idx.data(), count * width};
-    g = {ws.grad.data(), count * width};
+    // The regulariser applies to the rows this chunk touches, as for a minibatch.
+    detail::ParamView view{
+        ws.local.data(), ws.slot.data(), width, {ws.chunk_rows.data(), ws.chunk_rows.size()}};
+    loss = model.gradient(chunk, view, target, ws.workspace.get());
+    if (!first) {
+      for (const auto r : ws.chunk_rows) {
+        const std::size_t at = static_cast<std::size_t>(ws.slot[r]) * width;
+        for (std::size_t k = 0; k < width; ++k) ws.grad[at + k] += b * ws.chunk_grad[at + k];
+      }
+    }
   } else {
     detail::ParamView view;
-    if constexpr (P::kConcurrent) {
-      // Other workers write while this one reads: take the snapshot with relaxed loads.
-      const float* w = store.data();
-      for (std::size_t i = 0; i < store.size(); ++i) ws.local[i] = P::load(w[i]);
-      view.values = ws.local.data();
+    view.values = P::kConcurrent ? ws.local.data() : c.store.data();
+    if (first) {
+      loss = model.gradient(chunk, view, ws.grad.data(), ws.workspace.get());
     } else {
-      view.values = store.data();
+      loss = model.gradient(chunk, view, ws.chunk_grad.data(), ws.workspace.get());
+      const float prior = ws.chunks_in == 1 ? static_cast<float>(ws.samples_in) : 1.0f;
+      const std::size_t size = c.store.size();
+      for (std::size_t i = 0; i < size; ++i) ws.grad[i] = prior * ws.grad[i] + b * ws.chunk_grad[i];
     }
-    loss = model.gradient(batch, view, ws.grad.data(), ws.workspace.get());
-    g = {ws.grad.data(), store.size()};
   }
   if (!std::isfinite(loss)) {
-    stop.store(true, std::memory_order_relaxed);
-    diverged(epoch, loss, eta, "minibatch");
+    c.stop.store(true, std::memory_order_relaxed);
+    diverged(c.epoch, loss, ws.eta, "minibatch");
   }
+  ws.samples_in += static_cast<std::uint32_t>(chunk.size());
+  ++ws.chunks_in;
+  ws.samples += chunk.size();
+  if (ws.speed) {
+    const std::int64_t now = detail::now_ns();
+    double extra = ws.speed->extra_ns(static_cast<double>(now - begin_ns));
+    for (std::size_t i = 1; i < chunk.size(); ++i) extra += ws.speed->extra_ns(0.0);
+    if (extra > 0) detail::busy_wait(now + static_cast<std::int64_t>(extra));
+  }
+}
+
+// Turns the open window into one update (the mean or the sum of its samples' gradients) and
+// applies it now or after the injected delay (counted in the worker's own later updates).
+template <class P>
+void close_window(const EpochContext& c, WorkerState& ws, int worker) {
+  const ModelConfig& config = c.config;
+  if (c.timed) {
+    ws.elapsed_ns = detail::now_ns() - ws.window_start_ns;
+    ws.windows_ns.record(static_cast<std::uint64_t>(std::max<std::int64_t>(0, ws.elapsed_ns)));
+  }
+  const std::size_t width = c.model.row_width();
+  const std::size_t size = width > 0 ? ws.rows_in * width : c.store.size();
+  const auto n = static_cast<float>(ws.samples_in);
+  // One chunk: `grad` is its mean. More: the sum.
+  const float scale = ws.chunks_in == 1 ? (config.schedule.mean ? 1.0f : n)
+                                        : (config.schedule.mean ? 1.0f / n : 1.0f);
+  if (scale != 1.0f) {
+    for (std::size_t i = 0; i < size; ++i) ws.grad[i] *= scale;
+  }
+  const std::span<const std::uint32_t> idx =
+      width > 0 ? std::span<const std::uint32_t>(ws.idx.data(), size)
+                : std::span<const std::uint32_t>{};
+  const std::span<const float> g(ws.grad.data(), size);
+  const float eta = ws.eta;
+  const double t = ws.t;
+  const std::size_t window = ws.coherence_window;
+  const bool measured = ws.measured;
+  const std::uint64_t others_at_read = ws.others_at_read;
+  const std::int64_t read_ns = ws.read_ns;
+  ParamStore& store = c.store;
+  detail::OptimizerState& state = c.state;
+  const auto counters = c.counters;
   ++ws.computed;
+  ws.batch_sizes.record(ws.samples_in);
 
   // Coherence: a sampled gradient is kept (sorted by coordinate) and compared with the
   // worker's gradient `lag` updates later.
@@ -388,6 +579,82 @@ void step_batch(const ModelConfig& config, const Model& model, ParamStore& store
     }
   }
   ++ws.step;
+  if (width > 0) {
+    for (std::size_t s = 0; s < ws.rows_in; ++s) ws.slot[ws.unique[s]] = -1;
+  }
+  ws.open = false;
+  if (c.timed) {
+    const std::int64_t length = std::max<std::int64_t>(ws.elapsed_ns, 1);
+    ws.ns_per_sample = static_cast<double>(length) / static_cast<double>(ws.samples_in);
+    ws.elapsed_ns = 0;
+  }
+}
+
+// True when the open window is complete: B samples, or W has passed (or --max-batch).
+inline bool window_done(const EpochContext& c, WorkerState& ws) {
+  if (!c.timed) return ws.samples_in >= c.config.batch;
+  ws.elapsed_ns = detail::now_ns() - ws.window_start_ns;
+  if (ws.samples_in >= c.config.schedule.max_batch) return true;
+  return ws.elapsed_ns >= c.config.schedule.window_ns;
+}
+
+// Samples in the open window's next chunk: what completes a fixed minibatch, or half the
+// time left in a time window (see kMaxChunk).
+inline std::size_t next_chunk(const EpochContext& c, const WorkerState& ws) {
+  if (!c.timed) return c.config.batch - ws.samples_in;
+  const double room =
+      static_cast<double>(std::min(kMaxChunk, c.config.schedule.max_batch - ws.samples_in));
+  const double per_sample =
+      ws.samples_in > 0 ? static_cast<double>(ws.elapsed_ns) / static_cast<double>(ws.samples_in)
+                        : ws.ns_per_sample;
+  if (!(per_sample > 0)) return 1;
+  const double left = static_cast<double>(c.config.schedule.window_ns - ws.elapsed_ns);
+  return static_cast<std::size_t>(std::clamp(std::floor(left / (2 * per_sample)), 1.0, room));
+}
+
+// Feeds the samples at positions [first, last) of `rows` (`len` positions in all: a worker's
+// slice, or the whole shuffle under dynamic sharding) to the worker's windows. A window may
+// span two calls (claimed ranges); a chunk that does is gathered in the worker's buffer.
+template <class P>
+void run_range(const EpochContext& c, WorkerState& ws, const std::uint32_t* rows, std::size_t first,
+               std::size_t last, std::size_t len, int worker) {
+  std::size_t pos = first;
+  while (pos < last) {
+    if (c.stop.load(std::memory_order_relaxed)) return;
+    if (c.interrupt != nullptr && ws.polls++ % 64 == 0 &&
+        c.interrupt->load(std::memory_order_relaxed)) {
+      return;
+    }
+    if (!ws.open) open_window<P>(c, ws, pos, len, worker);
+    if (ws.buffered == 0) ws.chunk_target = next_chunk(c, ws);
+    const std::size_t take = std::min(ws.chunk_target - ws.buffered, last - pos);
+    if (ws.buffered == 0 && take == ws.chunk_target) {
+      compute_chunk<P>(c, ws, std::span(rows + pos, take));
+    } else {
+      std::copy_n(rows + pos, take, ws.buffer.begin() + static_cast<std::ptrdiff_t>(ws.buffered));
+      ws.buffered += take;
+      pos += take;
+      if (ws.buffered < ws.chunk_target) return;  // the range is used up
+      compute_chunk<P>(c, ws, std::span(ws.buffer.data(), ws.buffered));
+      ws.buffered = 0;
+      if (window_done(c, ws)) close_window<P>(c, ws, worker);
+      continue;
+    }
+    pos += take;
+    if (window_done(c, ws)) close_window<P>(c, ws, worker);
+  }
+}
+
+// End of a segment of the epoch (evaluation follows): the partly filled chunk and window
+// become an update, so no sample is lost and no window spans an evaluation.
+template <class P>
+void finish_segment(const EpochContext& c, WorkerState& ws, int worker) {
+  if (c.stop.load(std::memory_order_relaxed)) return;
+  if (ws.buffered > 0) {
+    compute_chunk<P>(c, ws, std::span(ws.buffer.data(), ws.buffered));
+    ws.buffered = 0;
+  }
+  if (ws.open) close_window<P>(c, ws, worker);
 }
 
 ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats,
@@ -454,25 +721,39 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
       std::min(threads, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))));
 
   const std::size_t width = model.row_width();
+  const bool timed = config.schedule.kind == ScheduleSpec::Kind::kTime;
   std::vector<std::unique_ptr<WorkerState>> workers;
   for (int worker = 0; worker < threads; ++worker) {
     auto ws = std::make_unique<WorkerState>();
-    ws->workspace = model.workspace(config.batch);
+    // A fixed minibatch is one chunk; a time window holds up to --max-batch samples, computed
+    // in chunks of up to kMaxChunk.
+    const std::size_t window_cap = timed ? config.schedule.max_batch : config.batch;
+    const std::size_t chunk_cap =
+        timed ? std::min<std::size_t>(kMaxChunk, config.schedule.max_batch) : config.batch;
+    ws->workspace = model.workspace(chunk_cap);
     std::size_t update_size = params;
     if (width > 0) {
       const std::size_t row_count = params / width;
       const std::size_t max_rows =
-          std::min(row_count, config.batch * model.max_rows_per_example() + 1);
+          std::min(row_count, window_cap * model.max_rows_per_example() + 1);
       update_size = max_rows * width;
       ws->slot.assign(row_count, -1);
       ws->unique.resize(max_rows);
+      ws->stamp.assign(max_rows, 0);
       ws->idx.resize(update_size);
-      ws->rows.reserve(config.batch * model.max_rows_per_example() + 1);
+      ws->rows.reserve(chunk_cap * model.max_rows_per_example() + 1);
+      ws->chunk_rows.reserve(std::min(max_rows, chunk_cap * model.max_rows_per_example() + 1));
     }
     ws->local.resize(update_size);
     ws->grad.resize(update_size);
+    if (timed) ws->chunk_grad.resize(update_size);
+    ws->buffer.resize(chunk_cap);
     ws->scratch = detail::OptimizerScratch(update_size);
     const auto stream = static_cast<std::uint64_t>(worker);
+    if (config.speed.active()) {
+      ws->speed.emplace(config.speed, worker,
+                        detail::derive_seed(config.seed, 0x5bee0000u + stream));
+    }
     if (config.delay.kind != DelaySpec::Kind::kNone) {
       ws->delays.emplace(config.delay, detail::derive_seed(config.seed, 0xde1a0000u + stream));
       const std::size_t slots = config.delay.max_delay() + 2;
@@ -557,63 +838,89 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
     detail::Rng rng(detail::derive_seed(config.seed, static_cast<std::uint64_t>(epoch)));
     for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
     std::atomic<bool> stop{false};
-    const auto start = Clock::now();
-    dispatch_policy(config.policy, [&](auto policy_type) {
-      using P = decltype(policy_type);
-      const std::size_t batch_size = config.batch;
-      const double step0 = config.optimizer.step;
-      const auto slice_of = [&](int worker) {
-        const std::size_t begin = n * static_cast<std::size_t>(worker) / threads;
-        const std::size_t end = n * static_cast<std::size_t>(worker + 1) / threads;
-        return std::span<const std::uint32_t>(order.data() + begin, end - begin);
-      };
-      // Minibatch b of worker `worker`: its examples, step size, step count and window.
-      const auto run_batch = [&](int worker, std::span<const std::uint32_t> slice, std::size_t b) {
-        auto& ws = *workers[static_cast<std::size_t>(worker)];
-        const std::size_t batches = (slice.size() + batch_size - 1) / batch_size;
-        const std::size_t begin = b * batch_size;
-        const auto batch = slice.subspan(begin, std::min(batch_size, slice.size() - begin));
-        const double progress = (epoch - 1) + static_cast<double>(b) / static_cast<double>(batches);
-        const auto eta = static_cast<float>(config.optimizer.step_at(step0, epoch - 1, progress));
-        const double t = static_cast<double>(ws.updates * static_cast<std::uint64_t>(threads) +
-                                             static_cast<std::uint64_t>(worker) + 1);
-        const std::size_t window =
-            static_cast<std::size_t>(epoch - 1) * detail::kCoherenceWindowsPerEpoch +
-            b * detail::kCoherenceWindowsPerEpoch / std::max<std::size_t>(batches, 1);
-        step_batch<P>(config, model, store, state, ws, batch, eta, t, window, counters, worker,
-                      epoch, stop);
-      };
-      if (config.simulate > 0) {
-        // Virtual workers in lockstep, one minibatch each per round: deterministic.
-        std::size_t rounds = 0;
-        for (int k = 0; k < threads; ++k) {
-          rounds = std::max(rounds, (slice_of(k).size() + batch_size - 1) / batch_size);
-        }
-        for (std::size_t r = 0; r < rounds; ++r) {
-          if (r % 64 == 0 && stop_requested()) break;
+    double seconds = 0;
+    const int segments = config.evals_per_epoch;
+    for (int segment = 0; segment < segments && !stop_requested(); ++segment) {
+      const bool last_segment = segment + 1 == segments;
+      const auto start = Clock::now();
+      dispatch_policy(config.policy, [&](auto policy_type) {
+        using P = decltype(policy_type);
+        const EpochContext context{config, model,          store, state,   counters,
+                                   stop,   callbacks.stop, epoch, threads, timed};
+        const auto slice_of = [&](int worker) {
+          const std::size_t begin = n * static_cast<std::size_t>(worker) / threads;
+          const std::size_t end = n * static_cast<std::size_t>(worker + 1) / threads;
+          return std::span<const std::uint32_t>(order.data() + begin, end - begin);
+        };
+        const auto part = [&](std::size_t len, int k) {
+          return detail::segment_start(len, k, segments);
+        };
+        const auto finish = [&](int worker) {
+          auto& ws = *workers[static_cast<std::size_t>(worker)];
+          finish_segment<P>(context, ws, worker);
+          if (last_segment) flush<P>(config, store, state, ws, counters, worker);
+        };
+        if (config.simulate > 0) {
+          // Virtual workers in lockstep, one minibatch each per round: deterministic.
+          const std::size_t batch_size = config.batch;
+          std::size_t rounds = 0;
           for (int k = 0; k < threads; ++k) {
-            const auto slice = slice_of(k);
-            if (r * batch_size < slice.size()) run_batch(k, slice, r);
+            const std::size_t len = slice_of(k).size();
+            rounds =
+                std::max(rounds, (part(len, segment + 1) - part(len, segment) + batch_size - 1) /
+                                     batch_size);
           }
-        }
-        for (int k = 0; k < threads; ++k) {
-          flush<P>(config, store, state, *workers[static_cast<std::size_t>(k)], counters, k);
-        }
-      } else {
-        detail::run_workers(threads, [&](int worker) {
-          const auto slice = slice_of(worker);
-          const std::size_t batches = (slice.size() + batch_size - 1) / batch_size;
-          for (std::size_t b = 0; b < batches; ++b) {
-            if (stop.load(std::memory_order_relaxed)) return;
-            if (b % 64 == 0 && stop_requested()) break;
-            run_batch(worker, slice, b);
+          for (std::size_t r = 0; r < rounds; ++r) {
+            if (r % 64 == 0 && stop_requested()) break;
+            for (int k = 0; k < threads; ++k) {
+              const auto slice = slice_of(k);
+              const std::size_t first = part(slice.size(), segment) + r * batch_size;
+              const std::size_t end = part(slice.size(), segment + 1);
+              if (first >= end) continue;
+              const std::size_t last = std::min(end, first + batch_size);
+              auto& ws = *workers[static_cast<std::size_t>(k)];
+              run_range<P>(context, ws, slice.data(), first, last, slice.size(), k);
+              if (last == end) finish_segment<P>(context, ws, k);
+            }
           }
-          flush<P>(config, store, state, *workers[static_cast<std::size_t>(worker)], counters,
-                   worker);
-        });
+          for (int k = 0; k < threads; ++k) finish(k);
+        } else if (config.dynamic_sharding) {
+          // Workers claim chunks of this segment of the shuffle from a shared cursor (one
+          // atomic add per chunk), so a slow worker processes fewer samples.
+          const std::size_t seg_begin = part(n, segment);
+          const std::size_t seg_end = part(n, segment + 1);
+          std::atomic<std::size_t> cursor{seg_begin};
+          detail::run_workers(threads, [&](int worker) {
+            auto& ws = *workers[static_cast<std::size_t>(worker)];
+            for (;;) {
+              const std::size_t first =
+                  cursor.fetch_add(detail::kShardChunk, std::memory_order_relaxed);
+              if (first >= seg_end || stop.load(std::memory_order_relaxed)) break;
+              const std::size_t last = std::min(seg_end, first + detail::kShardChunk);
+              run_range<P>(context, ws, order.data(), first, last, n, worker);
+            }
+            finish(worker);
+          });
+        } else {
+          detail::run_workers(threads, [&](int worker) {
+            const auto slice = slice_of(worker);
+            auto& ws = *workers[static_cast<std::size_t>(worker)];
+            run_range<P>(context, ws, slice.data(), part(slice.size(), segment),
+                         part(slice.size(), segment + 1), slice.size(), worker);
+            finish(worker);
+          });
+        }
+      });
+      seconds += std::chrono::duration<double>(Clock::now() - start).count();
+      if (!last_segment && !stop_requested()) {
+        // A point of the loss curve within the epoch; evaluation time is not training time.
+        std::uint64_t applied = 0;
+        for (const auto& ws : workers) applied += ws->applied;
+        const float* w = store.data();  // workers have joined: plain reads are safe
+        report.curve.push_back(
+            {elapsed + seconds, applied, evaluate_model(model, w, false, arena).loss});
       }
-    });
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    }
     elapsed += seconds;
     if (stop_requested()) {
       // The unfinished epoch is not recorded: the last completed one is what a checkpoint
@@ -654,6 +961,14 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
     report.staleness.updates.merge(ws->staleness.updates);
     report.staleness.nanos.merge(ws->staleness.nanos);
     report.staleness_per_worker.push_back(ws->staleness);
+    WorkerSummary summary;
+    summary.updates = ws->applied;
+    summary.samples = ws->samples;
+    summary.batch_sizes = ws->batch_sizes;
+    summary.windows_ns = ws->windows_ns;
+    report.batch_sizes.merge(ws->batch_sizes);
+    report.windows_ns.merge(ws->windows_ns);
+    report.workers.push_back(std::move(summary));
     for (std::size_t d = 0; d < ws->injected.size(); ++d)
       report.injected_delays[d] += ws->injected[d];
     coherence_sum.resize(ws->coherence_sum.size(), 0.0);
@@ -843,7 +1158,7 @@ ordered_json config_json(const ModelConfig& c) {
   }
   j["clip_norm"] = o.clip_norm;
   j["l2"] = c.l2;
-  j["batch"] = c.batch;
+  if (c.schedule.kind == ScheduleSpec::Kind::kFixed) j["batch"] = c.batch;
   j["policy"] = to_string(c.policy);
   j["threads"] = c.threads;
   j["epochs"] = c.epochs;
@@ -853,6 +1168,7 @@ ordered_json config_json(const ModelConfig& c) {
   j["coherence_sample"] = c.coherence_sample;
   j["coherence_lag"] = c.coherence_lag;
   j["simulate"] = c.simulate;
+  detail::add_schedule_config(j, c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
   return j;
 }
 
@@ -894,12 +1210,10 @@ std::string to_json(const ModelReport& report, int indent) {
                                                     report.config.staleness_sample);
   json["coherence"] = detail::coherence_json(report.coherence);
   json["delay"] = detail::delay_json(report.config.delay, report.injected_delays);
-  ordered_json curve = ordered_json::array();
-  for (const auto& p : report.curve) {
-    curve.push_back(
-        {{"seconds", p.seconds}, {"updates", p.updates}, {"train_loss", number(p.train_loss)}});
-  }
-  json["curve"] = std::move(curve);
+  json["batch_size"] = detail::batch_size_json(report.batch_sizes, report.workers);
+  if (report.windows_ns.count() > 0)
+    json["window_micros"] = detail::histogram_json(report.windows_ns, 1e-3);
+  json["curve"] = detail::curve_json(report.curve);
   json["samples"] = report.samples;
   json["train_seconds"] = report.train_seconds;
   json["samples_per_second"] = report.samples_per_second;

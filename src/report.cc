@@ -16,28 +16,22 @@ using nlohmann::ordered_json;
 ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
 
 ordered_json config_json(const TrainConfig& c) {
-  return ordered_json{{"model", to_string(c.loss)},
-                      {"policy", to_string(c.policy)},
-                      {"threads", c.threads},
-                      {"epochs", c.epochs},
-                      {"step", c.step},
-                      {"decay", c.decay},
-                      {"l2", c.l2},
-                      {"seed", c.seed},
-                      {"divergence_factor", c.divergence_factor},
-                      {"delay", c.delay.text},
-                      {"staleness_sample", c.staleness_sample},
-                      {"coherence_sample", c.coherence_sample},
-                      {"coherence_lag", c.coherence_lag},
-                      {"simulate", c.simulate},
-                      {"schedule", c.schedule.text},
-                      {"batch_reduce", c.schedule.mean ? "mean" : "sum"},
-                      {"max_batch", c.schedule.max_batch},
-                      {"worker_speed", c.speed.speeds},
-                      {"straggler", c.speed.straggler_text},
-                      {"pause", c.speed.pause_text},
-                      {"evals_per_epoch", c.evals_per_epoch},
-                      {"sharding", c.dynamic_sharding ? "dynamic" : "static"}};
+  ordered_json json{{"model", to_string(c.loss)},
+                    {"policy", to_string(c.policy)},
+                    {"threads", c.threads},
+                    {"epochs", c.epochs},
+                    {"step", c.step},
+                    {"decay", c.decay},
+                    {"l2", c.l2},
+                    {"seed", c.seed},
+                    {"divergence_factor", c.divergence_factor},
+                    {"delay", c.delay.text},
+                    {"staleness_sample", c.staleness_sample},
+                    {"coherence_sample", c.coherence_sample},
+                    {"coherence_lag", c.coherence_lag},
+                    {"simulate", c.simulate}};
+  detail::add_schedule_config(json, c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
+  return json;
 }
 
 // Shortest form that reads back: "1", "-1", "0.5".
@@ -110,6 +104,42 @@ ordered_json delay_json(const DelaySpec& spec, const std::vector<std::uint64_t>&
           {"mean", total > 0 ? weighted / total : 0.0}};
 }
 
+void add_schedule_config(ordered_json& config, const ScheduleSpec& schedule,
+                         const SpeedModel& speed, int evals_per_epoch, bool dynamic_sharding) {
+  config["schedule"] = schedule.text;
+  config["batch_reduce"] = schedule.mean ? "mean" : "sum";
+  config["max_batch"] = schedule.max_batch;
+  config["worker_speed"] = speed.speeds;
+  config["straggler"] = speed.straggler_text;
+  config["pause"] = speed.pause_text;
+  config["evals_per_epoch"] = evals_per_epoch;
+  config["sharding"] = dynamic_sharding ? "dynamic" : "static";
+}
+
+ordered_json batch_size_json(const Histogram& all, const std::vector<WorkerSummary>& workers) {
+  ordered_json batch = histogram_json(all, 1.0);
+  batch.erase("samples");
+  batch["updates"] = all.count();
+  batch["per_worker"] = ordered_json::array();
+  for (const auto& w : workers) {
+    batch["per_worker"].push_back({{"mean", w.batch_sizes.mean()},
+                                   {"p50", w.batch_sizes.quantile(0.5)},
+                                   {"p99", w.batch_sizes.quantile(0.99)},
+                                   {"updates", w.updates},
+                                   {"samples", w.samples}});
+  }
+  return batch;
+}
+
+ordered_json curve_json(const std::vector<CurvePoint>& curve) {
+  ordered_json points = ordered_json::array();
+  for (const auto& p : curve) {
+    points.push_back(
+        {{"seconds", p.seconds}, {"updates", p.updates}, {"train_loss", number(p.train_loss)}});
+  }
+  return points;
+}
+
 }  // namespace detail
 
 using detail::histogram_json;
@@ -146,26 +176,10 @@ std::string to_json(const Report& report, int indent) {
   json["staleness"] = detail::staleness_report_json(report.staleness, report.staleness_per_worker,
                                                     report.config.staleness_sample);
   json["coherence"] = detail::coherence_json(report.coherence);
-  ordered_json batch = histogram_json(report.batch_sizes, 1.0);
-  batch.erase("samples");
-  batch["updates"] = report.batch_sizes.count();
-  batch["per_worker"] = ordered_json::array();
-  for (const auto& w : report.workers) {
-    batch["per_worker"].push_back({{"mean", w.batch_sizes.mean()},
-                                   {"p50", w.batch_sizes.quantile(0.5)},
-                                   {"p99", w.batch_sizes.quantile(0.99)},
-                                   {"updates", w.updates},
-                                   {"samples", w.samples}});
-  }
-  json["batch_size"] = std::move(batch);
+  json["batch_size"] = detail::batch_size_json(report.batch_sizes, report.workers);
   if (report.windows_ns.count() > 0)
     json["window_micros"] = histogram_json(report.windows_ns, 1e-3);
-  ordered_json curve = ordered_json::array();
-  for (const auto& p : report.curve) {
-    curve.push_back(
-        {{"seconds", p.seconds}, {"updates", p.updates}, {"train_loss", number(p.train_loss)}});
-  }
-  json["curve"] = std::move(curve);
+  json["curve"] = detail::curve_json(report.curve);
   json["delay"] = detail::delay_json(report.config.delay, report.injected_delays);
   json["samples"] = report.samples;
   json["train_seconds"] = report.train_seconds;

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "hogwild/delay.h"
+#include "hogwild/schedule.h"
 #include "hogwild/staleness.h"
+#include "hogwild/trainer.h"
 
 namespace hogwild::detail {
 
@@ -23,5 +25,15 @@ nlohmann::ordered_json coherence_json(const std::vector<CoherencePoint>& points)
 /// {spec, injected: {delay: count}, mean}.
 nlohmann::ordered_json delay_json(const DelaySpec& spec,
                                   const std::vector<std::uint64_t>& injected);
+/// Adds the minibatch-schedule options to a report's `config`: schedule, batch_reduce,
+/// max_batch, worker_speed, straggler, pause, evals_per_epoch, sharding.
+void add_schedule_config(nlohmann::ordered_json& config, const ScheduleSpec& schedule,
+                         const SpeedModel& speed, int evals_per_epoch, bool dynamic_sharding);
+/// `batch_size`: mean, p50, p90, p99, max, histogram and updates over all workers, and
+/// `per_worker`: [{mean, p50, p99, updates, samples}].
+nlohmann::ordered_json batch_size_json(const Histogram& all,
+                                       const std::vector<WorkerSummary>& workers);
+/// The loss curve: [{seconds, updates, train_loss}].
+nlohmann::ordered_json curve_json(const std::vector<CurvePoint>& curve);
 
 }  // namespace hogwild::detail

@@ -18,6 +18,7 @@
 
 #include "hogwild/error.h"
 #include "hogwild/policy.h"
+#include "minibatch.h"
 #include "rng.h"
 #include "sampling.h"
 #include "workers.h"
@@ -40,28 +41,8 @@ void TrainConfig::validate() const {
   if (!(divergence_factor > 1)) fail("divergence-factor", "a factor > 1", divergence_factor);
   detail::validate_staleness_options(staleness_sample, coherence_sample, coherence_lag, simulate,
                                      threads);
-  if (simulate > 0 && schedule.kind == ScheduleSpec::Kind::kTime) {
-    throw InputError(
-        "--schedule: expected fixed:B with --simulate (time windows are wall-clock, "
-        "simulation is deterministic), found '" +
-        schedule.text + "'");
-  }
-  if (simulate > 0 && speed.active()) {
-    throw InputError(
-        "--simulate: expected no speed model (--worker-speed, --straggler, --pause "
-        "inject wall-clock costs into real threads)");
-  }
-  if (!speed.speeds.empty() && static_cast<int>(speed.speeds.size()) != workers()) {
-    fail("worker-speed", fmt::format("{} speeds, one per worker", workers()), speed.speeds.size());
-  }
-  if (simulate > 0 && dynamic_sharding) {
-    throw InputError(
-        "--sharding: expected static with --simulate (virtual workers step in "
-        "lockstep), found dynamic");
-  }
-  if (evals_per_epoch < 1 || evals_per_epoch > 1000) {
-    fail("evals-per-epoch", "a count in [1, 1000]", evals_per_epoch);
-  }
+  detail::validate_schedule_options(schedule, speed, dynamic_sharding, evals_per_epoch, simulate,
+                                    workers());
 }
 
 int TrainConfig::resolved_threads() const {
@@ -574,13 +555,7 @@ class Engine {
     return sum;
   }
 
-  static void busy_wait(std::int64_t until_ns) {
-    while (now_ns() < until_ns) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    }
-  }
+  static void busy_wait(std::int64_t until_ns) { detail::busy_wait(until_ns); }
 
   [[gnu::always_inline]] inline void apply(WorkerState& s, std::uint32_t r, float coef) {
     apply_row(r, coef);
@@ -887,7 +862,7 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
             } else if (config.dynamic_sharding) {
               // Workers claim chunks of this segment of the shuffle from a shared cursor (one
               // atomic add per chunk), so a slow worker processes fewer samples.
-              constexpr std::size_t kChunk = 256;
+              constexpr std::size_t kChunk = detail::kShardChunk;
               const std::size_t seg_begin = part(n, segment);
               const std::size_t seg_end = part(n, segment + 1);
               std::atomic<std::size_t> cursor{seg_begin};

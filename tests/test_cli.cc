@@ -110,7 +110,8 @@ TEST_CASE("bad usage and bad data exit 2 with one clear line") {
       {"train --train " + path("train.svm") + " --step 0", "--step"},
       {"train --train " + path("train.svm") + " --epochs abc", "--epochs"},
       {"train", "--train is required"},
-      {"frobnicate", "unknown command 'frobnicate'; expected one of gen, train, sweep, predict, info"},
+      {"frobnicate",
+       "unknown command 'frobnicate'; expected one of gen, train, sweep, predict, info"},
       {"gen sparse --out " + path("x.svm") + " --nnz-per-row 0", "--nnz-per-row"},
   };
   for (const auto& c : cases) {
@@ -224,4 +225,35 @@ TEST_CASE("tools/plot turns a sweep CSV and reports into PNG figures") {
             std::system((std::string(HOGWILD_SOURCE_DIR) + "/tools/plot " +
                          path("not_a_report.json") + " --out " + figures.string() + " 2>/dev/null")
                             .c_str())) == 2);
+}
+
+TEST_CASE("tools/plot draws fixed-time against fixed-minibatch curves and per-worker batches") {
+  generate();
+  const auto dir = work_dir() / "fixed_vs_time";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string reports;
+  for (const char* schedule : {"fixed:4", "time:100us"}) {
+    for (const char* speeds : {"", " --worker-speed 1,0.5"}) {
+      const auto json =
+          dir / (std::string(schedule).substr(0, 4) + (*speeds ? "-slow" : "") + ".json");
+      const auto r = run("train --train " + path("train.svm") + " --threads 2 --epochs 2 " +
+                         "--evals-per-epoch 3 --sharding dynamic --schedule " + schedule + speeds +
+                         " --quiet --json " + json.string());
+      INFO(r.err);
+      REQUIRE(r.code == 0);
+      reports += " " + json.string();
+    }
+  }
+  const auto figures = dir / "figures";
+  const std::string command = std::string(HOGWILD_SOURCE_DIR) + "/tools/plot" + reports +
+                              " --out " + figures.string() + " >/dev/null";
+  REQUIRE(std::system(command.c_str()) == 0);
+  for (const char* name : {"fixed_vs_time.png", "batch_per_worker.png"}) {
+    CAPTURE(name);
+    const auto file = figures / name;
+    REQUIRE(fs::exists(file));
+    CHECK(fs::file_size(file) > 5000);
+    CHECK(slurp(file).substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
+  }
 }

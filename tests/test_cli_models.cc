@@ -155,3 +155,65 @@ TEST_CASE("model options are checked and --model logistic keeps the linear train
   CHECK(softmax.code == 0);
   CHECK(softmax.out.find("model: softmax") != std::string::npos);
 }
+
+TEST_CASE("model trainer: --schedule, the speed model, sharding, the curve and their errors") {
+  write_idx("sched", 600, 5);
+  const std::string images = " --format idx --train " + path("sched-images-idx3-ubyte.gz");
+  const auto r = run("train" + images +
+                     " --model softmax --threads 2 --epochs 2 --schedule time:100us "
+                     "--worker-speed 1,0.5 --sharding dynamic --evals-per-epoch 4 "
+                     "--batch-reduce mean --max-batch 512 --json " +
+                     path("sched.json"));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("minibatches: time:100us") != std::string::npos);
+  CHECK(r.out.find("batch size: mean") != std::string::npos);
+  const auto json = nlohmann::json::parse(slurp(path("sched.json")));
+  CHECK(json["config"]["schedule"] == "time:100us");
+  CHECK(json["config"]["sharding"] == "dynamic");
+  CHECK(json["config"]["max_batch"] == 512);
+  CHECK(json["config"]["worker_speed"].size() == 2);
+  CHECK(json["batch_size"]["per_worker"].size() == 2);
+  CHECK(json.contains("window_micros"));
+  CHECK(json["curve"].size() == 9);
+  std::uint64_t samples = 0;
+  for (const auto& w : json["batch_size"]["per_worker"])
+    samples += w["samples"].get<std::uint64_t>();
+  CHECK(samples == 1200);
+
+  const auto fixed =
+      run("train" + images + " --model mlp --hidden 8 --threads 2 --epochs 1 " +
+          "--schedule fixed:8 --batch-reduce sum --step 0.01 --json " + path("fixed.json"));
+  INFO(fixed.err);
+  REQUIRE(fixed.code == 0);
+  const auto f = nlohmann::json::parse(slurp(path("fixed.json")));
+  CHECK(f["config"]["batch"] == 8);
+  CHECK(f["config"]["batch_reduce"] == "sum");
+  CHECK(f["batch_size"]["max"] == 8);
+  CHECK(f["batch_size"]["p50"] == 8);
+
+  auto expect = [&](const std::string& args, const char* text) {
+    const auto e = run("train" + images + args);
+    CAPTURE(args);
+    CHECK(e.code == 2);
+    CHECK(e.err.find(text) != std::string::npos);
+  };
+  expect(" --schedule sometimes",
+         "--schedule: expected fixed:B or time:DURATION (e.g. time:200us), found 'sometimes'");
+  expect(" --schedule time:5", "--schedule time:DURATION: expected a positive duration");
+  expect(" --batch 8 --schedule fixed:8",
+         "--batch: expected either --batch or --schedule, found both");
+  expect(" --batch-reduce max", "--batch-reduce: expected mean or sum, found 'max'");
+  expect(" --sharding random", "--sharding: expected static or dynamic, found 'random'");
+  expect(" --threads 2 --worker-speed 1",
+         "--worker-speed: expected 2 speeds, one per worker, found 1");
+  expect(" --worker-speed 1,2",
+         "--worker-speed: expected comma-separated relative speeds in (0, 1], found '2'");
+  expect(" --straggler exp:1us", "--straggler: expected shifted-exp:SHIFT:MEAN");
+  expect(" --pause 2:1ms", "--pause: expected P:DURATION");
+  expect(" --evals-per-epoch 0", "--evals-per-epoch: expected a count in [1, 1000], found 0");
+  expect(" --schedule time:1ms --max-batch 0",
+         "--max-batch: expected a sample count in [1, 1048576], found 0");
+  expect(" --simulate 2 --schedule time:1ms", "--schedule: expected fixed:B with --simulate");
+  expect(" --simulate 2 --worker-speed 1,0.5", "--simulate: expected no speed model");
+}

@@ -209,15 +209,32 @@ int run_model_train(const CLI::App& cmd, const ModelOptions& o) {
   if (const auto v = given<double>(cmd, "--coherence-sample")) config.coherence_sample = *v;
   if (const auto v = given<int>(cmd, "--coherence-lag")) config.coherence_lag = *v;
   if (const auto v = given<int>(cmd, "--simulate")) config.simulate = *v;
-  for (const char* linear_only : {"--schedule", "--worker-speed", "--straggler", "--pause",
-                                  "--sharding", "--evals-per-epoch", "--batch-reduce"}) {
-    if (cmd.get_option(linear_only)->count() > 0) {
-      throw hogwild::InputError(fmt::format(
-          "{}: expected only with the sparse linear models (logistic, hinge, squared); the "
-          "model trainer takes --batch",
-          linear_only));
+  // Minibatch schedules, the speed model, sharding and the curve: as for the linear models.
+  if (const auto v = given<std::string>(cmd, "--schedule")) {
+    if (cmd.get_option("--batch")->count() > 0) {
+      throw hogwild::InputError("--batch: expected either --batch or --schedule, found both");
     }
+    config.schedule = hogwild::ScheduleSpec::parse(*v);
   }
+  if (const auto v = given<std::uint32_t>(cmd, "--max-batch")) config.schedule.max_batch = *v;
+  if (const auto v = given<std::string>(cmd, "--batch-reduce")) {
+    if (*v != "mean" && *v != "sum") {
+      throw hogwild::InputError(
+          fmt::format("--batch-reduce: expected mean or sum, found '{}'", *v));
+    }
+    config.schedule.mean = *v == "mean";
+  }
+  if (const auto v = given<std::string>(cmd, "--sharding")) {
+    if (*v != "static" && *v != "dynamic") {
+      throw hogwild::InputError(
+          fmt::format("--sharding: expected static or dynamic, found '{}'", *v));
+    }
+    config.dynamic_sharding = *v == "dynamic";
+  }
+  if (const auto v = given<std::string>(cmd, "--worker-speed")) config.speed.parse_speeds(*v);
+  if (const auto v = given<std::string>(cmd, "--straggler")) config.speed.parse_straggler(*v);
+  if (const auto v = given<std::string>(cmd, "--pause")) config.speed.parse_pause(*v);
+  if (const auto v = given<int>(cmd, "--evals-per-epoch")) config.evals_per_epoch = *v;
   config.validate();
   const auto train_path = given<std::string>(cmd, "--train").value_or("");
   const auto test_path = given<std::string>(cmd, "--test").value_or("");
@@ -277,15 +294,15 @@ int run_model_train(const CLI::App& cmd, const ModelOptions& o) {
     const auto r = config.resolved();
     fmt::print("{}\n", data_line);
     fmt::print(
-        "model: {}{}, optimizer: {}, step: {}, schedule: {}, batch: {}, l2: {}, policy: {}, "
-        "threads: {}, epochs: {}\n",
+        "model: {}{}, optimizer: {}, step: {}, schedule: {}, minibatches: {}, l2: {}, "
+        "policy: {}, threads: {}, epochs: {}\n",
         hogwild::to_string(r.model),
         r.model == hogwild::ModelKind::kMlp ? " (hidden " + o.hidden + ")"
         : ratings                           ? fmt::format(" (rank {})", r.rank)
                                             : "",
         hogwild::to_string(r.optimizer.kind), r.optimizer.step,
-        hogwild::to_string(r.optimizer.schedule), r.batch, r.l2, hogwild::to_string(r.policy),
-        r.threads, r.epochs);
+        hogwild::to_string(r.optimizer.schedule), r.schedule.text, r.l2,
+        hogwild::to_string(r.policy), r.threads, r.epochs);
     if (quiet) return;
     if (ratings) {
       fmt::print("{:>5} {:>9} {:>12} {:>12} {:>10} {:>10}\n", "epoch", "seconds", "train_loss",
@@ -370,6 +387,16 @@ int run_model_train(const CLI::App& cmd, const ModelOptions& o) {
                  : fmt::format("{} thread{}", report.config.threads,
                                report.config.threads == 1 ? "" : "s"),
              human_rate(report.samples_per_second), report.samples, report.train_seconds);
+  if (report.config.schedule.kind == hogwild::ScheduleSpec::Kind::kTime ||
+      report.config.speed.active()) {
+    const auto& b = report.batch_sizes;
+    std::string per_worker;
+    for (const auto& w : report.workers) {
+      per_worker += fmt::format("{}{:.1f}", per_worker.empty() ? "" : ", ", w.batch_sizes.mean());
+    }
+    fmt::print("batch size: mean {:.1f} (p50 {}, p99 {}) over {} updates; per worker mean {}\n",
+               b.mean(), b.quantile(0.5), b.quantile(0.99), b.count(), per_worker);
+  }
   if (report.staleness.updates.count() > 0) {
     const auto& st = report.staleness;
     fmt::print(

@@ -4,6 +4,11 @@ From reports, one curve per report (labelled by the options that differ between 
   loss_vs_time.png, loss_vs_updates.png      training loss against wall-clock time and updates
   staleness.png, batch_size.png              histograms of measured staleness and batch size
   coherence.png                              gradient coherence over training
+  fixed_vs_time.png                          when the reports hold both fixed:B and time:W
+                                             schedules: training loss against wall-clock time,
+                                             fixed-size against fixed-time minibatches, one
+                                             panel without and one with injected stragglers
+  batch_per_worker.png                       (the same reports) each worker's mean batch size
 From a sweep CSV (its grid columns come before `status`):
   <csv>_<metric>.png                          each result column against the first grid key,
                                               one line per value of the other keys
@@ -112,6 +117,67 @@ def plot_reports(reports, out):
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
     save(fig, out, "coherence.png")
+
+
+def schedule_kind(report):
+    return str(report.get("config", {}).get("schedule", "")).split(":")[0]
+
+
+def schedule_label(report):
+    c = report.get("config", {})
+    return str(c.get("schedule", "")) + (" sum" if c.get("batch_reduce") == "sum" else "")
+
+
+def has_stragglers(report):
+    c = report.get("config", {})
+    return bool(c.get("worker_speed") or c.get("straggler") or c.get("pause"))
+
+
+def plot_fixed_vs_time(reports, out):
+    """Fixed-size against fixed-time minibatches: loss against wall-clock time, one panel
+    without and one with injected stragglers; and each worker's mean batch size."""
+    kinds = {schedule_kind(r) for _, r in reports}
+    if not {"fixed", "time"} <= kinds:
+        return
+    panels = [False, True] if any(has_stragglers(r) for _, r in reports) else [False]
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), sharey=True, squeeze=False)
+    for ax, slow in zip(axes[0], panels):
+        for _, r in reports:
+            if has_stragglers(r) != slow or schedule_kind(r) not in ("fixed", "time"):
+                continue
+            pts = [(p["seconds"], p["train_loss"]) for p in r.get("curve", []) if p.get("train_loss") is not None]
+            if pts:
+                style = "-" if schedule_kind(r) == "fixed" else "--"
+                ax.plot(*zip(*pts), style, marker=".", label=schedule_label(r))
+        speeds = next((r["config"].get("worker_speed") for _, r in reports if has_stragglers(r) == slow), None)
+        ax.set_title("with stragglers" + (f" (speeds {', '.join(f'{s:g}' for s in speeds)})" if speeds else "")
+                     if slow else "workers at equal speed", fontsize=10)
+        ax.set_xlabel("training time (s)")
+        ax.set_yscale("log")
+        ax.grid(alpha=0.3, which="both")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    axes[0][0].set_ylabel("training loss (log scale)")
+    save(fig, out, "fixed_vs_time.png")
+
+    names, width = [], 0.8
+    series = [(i, r) for i, (_, r) in enumerate(reports) if r.get("batch_size", {}).get("per_worker")]
+    fig, ax = plt.subplots(figsize=(max(7, 1.8 * len(series)), 4.5))
+    workers = max((len(r["batch_size"]["per_worker"]) for _, r in series), default=0)
+    for w in range(workers):
+        xs = [i + (w - (workers - 1) / 2) * width / workers for i, _ in enumerate(series)]
+        ys = [r["batch_size"]["per_worker"][w]["mean"] if w < len(r["batch_size"]["per_worker"]) else 0
+              for _, r in series]
+        ax.bar(xs, ys, width / workers, label=f"worker {w + 1}")
+    for _, r in series:
+        c = r["config"]
+        names.append(schedule_label(r) + ("\nstragglers" if has_stragglers(r) else ""))
+    ax.set_xticks(range(len(series)), names, fontsize=8)
+    ax.set_ylabel("mean samples per update")
+    ax.grid(alpha=0.3, axis="y")
+    if workers:
+        ax.legend(fontsize=8)
+    save(fig, out, "batch_per_worker.png")
 
 
 def as_number(text):
@@ -224,7 +290,9 @@ def main():
     if other:
         fail(f"{other[0]}: expected a .json report or a .csv sweep result")
     if reports:
-        plot_reports(load_reports(reports), a.out)
+        loaded = load_reports(reports)
+        plot_reports(loaded, a.out)
+        plot_fixed_vs_time(loaded, a.out)
     for c in csvs:
         plot_csv(c, a.out)
 

@@ -15,6 +15,7 @@
 #include "hogwild/optimizer.h"
 #include "hogwild/param_store.h"
 #include "hogwild/ratings.h"
+#include "hogwild/schedule.h"
 #include "hogwild/staleness.h"
 #include "hogwild/trainer.h"
 
@@ -43,16 +44,25 @@ struct ModelConfig {
   double init_scale = 0.1;                ///< --init-scale: factorisation init deviation
   OptimizerConfig optimizer;              ///< --optimizer and its hyper-parameters, --step
   double l2 = -1;                         ///< --l2: L2 strength; < 0 = the model's default
-  std::size_t batch = 0;                  ///< --batch: minibatch size; 0 = the model's default
-  Policy policy = Policy::kRacy;          ///< --policy
-  int threads = 0;                        ///< --threads; 0 uses every core
-  int epochs = 10;                        ///< --epochs, >= 1
-  std::uint64_t seed = 1;                 ///< --seed: initialisation and shuffles
-  DelaySpec delay;                        ///< --delay: injected delay, in the worker's updates
-  double staleness_sample = 0.01;         ///< --staleness-sample: fraction of updates measured
-  double coherence_sample = 0.01;         ///< --coherence-sample: fraction of updates measured
-  int coherence_lag = 1;                  ///< --coherence-lag: compare with s updates back
-  int simulate = 0;                       ///< --simulate K: K virtual workers, one thread
+  /// --batch B or --schedule fixed:B: samples per update; 0 = the model's default (or the size
+  /// in `schedule` when that is a fixed schedule given by the caller).
+  std::size_t batch = 0;
+  Policy policy = Policy::kRacy;   ///< --policy
+  int threads = 0;                 ///< --threads; 0 uses every core
+  int epochs = 10;                 ///< --epochs, >= 1
+  std::uint64_t seed = 1;          ///< --seed: initialisation and shuffles
+  DelaySpec delay;                 ///< --delay: injected delay, in the worker's updates
+  double staleness_sample = 0.01;  ///< --staleness-sample: fraction of updates measured
+  double coherence_sample = 0.01;  ///< --coherence-sample: fraction of updates measured
+  int coherence_lag = 1;           ///< --coherence-lag: compare with s updates back
+  int simulate = 0;                ///< --simulate K: K virtual workers, one thread
+  /// --schedule time:W (a worker accumulates gradients until W has passed, then applies one
+  /// update), --batch-reduce (`mean`) and --max-batch. Unset (batch 0, empty text), the run
+  /// takes fixed minibatches of `batch`; resolved() fills it in either way.
+  ScheduleSpec schedule{.kind = ScheduleSpec::Kind::kFixed, .batch = 0, .text = ""};
+  SpeedModel speed;               ///< --worker-speed, --straggler, --pause: injected heterogeneity
+  int evals_per_epoch = 1;        ///< --evals-per-epoch: training-loss points per epoch in `curve`
+  bool dynamic_sharding = false;  ///< --sharding dynamic: workers claim chunks of each epoch
 
   /// Checks ranges; throws InputError("--option: expected ..., found ...").
   void validate() const;
@@ -102,7 +112,12 @@ struct ModelReport {
   std::vector<StalenessStats> staleness_per_worker;  ///< the same per worker
   std::vector<std::uint64_t> injected_delays;        ///< count of each injected delay value
   std::vector<CoherencePoint> coherence;             ///< gradient coherence over training
+  /// Training loss against training time and updates applied so far: after each epoch, and
+  /// --evals-per-epoch times per epoch (evaluation time excluded).
   std::vector<CurvePoint> curve;
+  Histogram batch_sizes;               ///< samples per update, all workers
+  Histogram windows_ns;                ///< time-window lengths, all workers (time schedule)
+  std::vector<WorkerSummary> workers;  ///< per worker: updates, samples, batch sizes, windows
   /// True when ModelCallbacks::stop ended the run early: `epochs` holds the completed epochs.
   bool interrupted = false;
   int resumed_from = 0;  ///< the epoch the run continued from (0: a fresh start)
