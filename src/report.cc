@@ -31,6 +31,8 @@ ordered_json config_json(const TrainConfig& c) {
                     {"coherence_lag", c.coherence_lag},
                     {"simulate", c.simulate}};
   detail::add_schedule_config(json, c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
+  // Samples between replica merges as the run resolved it; 0 = no replicas.
+  json["replicate"] = c.replicate;
   return json;
 }
 

@@ -25,6 +25,16 @@
 
 namespace hogwild {
 
+namespace {
+// Replicas replace the single-sample Hogwild! loop; the delay layer, minibatches, the speed
+// model and simulation have loops of their own.
+bool replicas_apply(const TrainConfig& c) {
+  return c.simulate == 0 && c.delay.kind == DelaySpec::Kind::kNone &&
+         c.schedule.kind == ScheduleSpec::Kind::kFixed && c.schedule.batch <= 1 &&
+         !c.speed.active();
+}
+}  // namespace
+
 void TrainConfig::validate() const {
   auto fail = [](std::string_view option, std::string_view expected, auto found) {
     throw InputError(fmt::format("--{}: expected {}, found {}", option, expected, found));
@@ -33,6 +43,15 @@ void TrainConfig::validate() const {
     fail("threads", "a count in [1, 4096] (0 = all cores)", threads);
   if (policy == Policy::kSerial && threads > 1) {
     fail("threads", "1 with --policy serial (it runs one worker)", threads);
+  }
+  if (replicate != kReplicateAuto && (replicate < 0 || replicate > (1 << 24))) {
+    fail("replicate", "off, auto, or samples between merges in [1, 16777216]", replicate);
+  }
+  if (replicate > 0 && !replicas_apply(*this)) {
+    throw InputError(
+        "--replicate: expected off or auto with --delay, --simulate, minibatches (--batch, "
+        "--schedule) or a speed model, which run loops of their own; found " +
+        std::to_string(replicate));
   }
   if (epochs < 1) fail("epochs", "at least 1", epochs);
   if (!(step > 0) || !std::isfinite(step)) fail("step", "a finite step size > 0", step);
@@ -43,6 +62,15 @@ void TrainConfig::validate() const {
                                      threads);
   detail::validate_schedule_options(schedule, speed, dynamic_sharding, evals_per_epoch, simulate,
                                     workers());
+}
+
+int TrainConfig::resolved_replicate(std::size_t dim) const {
+  if (replicate == kReplicateAuto) {
+    return replicas_apply(*this) && resolved_threads() > 1 && dim <= kAutoReplicateMaxFloats
+               ? kDefaultMergeEvery
+               : 0;
+  }
+  return replicas_apply(*this) ? replicate : 0;
 }
 
 int TrainConfig::resolved_threads() const {
@@ -240,6 +268,16 @@ struct alignas(kCacheLine) WorkerState {
   std::vector<RowCoef> pool;  // delayed batches' payloads, `capacity` pairs per slot
   std::vector<std::uint32_t> free_slots;
   std::optional<SpeedSampler> speed;
+  // Replica (--replicate): the worker's private copy of the model, the shared values it was
+  // refreshed from, and what has not been merged into the shared store yet.
+  std::vector<float> replica;
+  std::vector<float> replica_base;
+  bool replica_fresh = false;
+  std::uint64_t since_merge = 0;        // samples since the last merge
+  std::uint64_t unmerged = 0;           // updates in the replica, not yet in the shared store
+  std::uint64_t unmerged_measured = 0;  // of which sampled for staleness
+  std::uint64_t others_at_refresh = 0;  // others' applied updates when the replica was read
+  std::int64_t refresh_ns = 0;
   std::uint64_t samples = 0;
   std::uint64_t step = 0;
   std::uint64_t seq = 0;
@@ -289,7 +327,8 @@ class Engine {
         mean_(config.schedule.mean),
         capacity_(config.schedule.capacity()),
         window_ns_(config.schedule.window_ns),
-        slow_(config.speed.active()) {}
+        slow_(config.speed.active()),
+        merge_every_(static_cast<std::uint64_t>(config.resolved_replicate(store.size()))) {}
 
   // Positions [first, last) of a worker's share of length `len`. Without delay, minibatches or
   // speed model, the samples between two sampled (measured) ones run the plain Hogwild! loop,
@@ -302,6 +341,7 @@ class Engine {
       for (std::size_t pos = first; pos < last; ++pos) step(s, rows[pos], pos, len);
       return;
     }
+    if (merge_every_ > 0) return run_range_replicated(s, rows, first, last, len);
     std::size_t pos = first;
     while (pos < last) {
       // Samples that cannot be sampled: the staleness clock ticks once per sample, the
@@ -324,6 +364,147 @@ class Engine {
       if (coherence_clock_runs) s.coherence_clock.skip(updates);
       pos = end;
     }
+  }
+
+  // Replicas: the worker reads and writes a private copy of the model and every
+  // `merge_every_` samples adds what it changed (replica - base) to the shared store under the
+  // policy, then re-reads the shared store. Cache lines then move between cores once per
+  // merge instead of once per colliding write. Sampled updates take the full step on the
+  // replica; their staleness counts the updates others merged between the worker's refresh
+  // (the values it read) and its merge (when its update reached the shared store).
+  void run_range_replicated(WorkerState& s, const std::uint32_t* rows, std::size_t first,
+                            std::size_t last, std::size_t len) {
+    if (!s.replica_fresh) refresh_replica(s);
+    std::size_t pos = first;
+    while (pos < last) {
+      std::uint64_t plain = std::min<std::uint64_t>(last - pos, merge_every_ - s.since_merge);
+      if (measure_staleness_) plain = std::min(plain, s.staleness_clock.until_next());
+      const bool coherence_clock_runs = coherence_ && !s.has_saved;
+      if (coherence_clock_runs) plain = std::min(plain, s.coherence_clock.until_next());
+      if (coherence_ && s.has_saved) plain = std::min(plain, s.saved_due - s.computed - 1);
+      if (plain == 0) {
+        replica_step(s, rows[pos], pos, len);
+        ++pos;
+        ++s.since_merge;
+      } else {
+        const std::size_t end = pos + static_cast<std::size_t>(plain);
+        const std::uint64_t updates = replica_loop(s, rows, pos, end, last);
+        if (measure_staleness_) s.staleness_clock.skip(plain);
+        if (coherence_clock_runs) s.coherence_clock.skip(updates);
+        s.since_merge += plain;
+        pos = end;
+      }
+      if (s.since_merge >= merge_every_) {
+        merge_replica(s);
+        refresh_replica(s);
+      }
+    }
+  }
+
+  // The plain loop on the worker's replica (no atomics: it is private).
+  std::uint64_t replica_loop(WorkerState& s, const std::uint32_t* rows, std::size_t first,
+                             std::size_t last, std::size_t ahead_end) {
+    float* w = s.replica.data();
+    std::uint64_t updates = 0;
+    for (std::size_t pos = first; pos < last; ++pos) {
+      const std::uint32_t r = rows[pos];
+      if (pos + kRowAhead < ahead_end) prefetch_row(rows[pos + kRowAhead]);
+      if (pos + kOffsetAhead < ahead_end) prefetch_offsets(rows[pos + kOffsetAhead]);
+      const auto row = data_.row(r);
+      float m = 0;
+      for (std::size_t k = 0; k < row.indices.size(); ++k) m += w[row.indices[k]] * row.values[k];
+      const float g = Loss::derivative(m, y_[r]);
+      if constexpr (!kRegularised) {
+        if (g == 0.0f) continue;
+      }
+      replica_apply(w, row, -eta_ * g);
+      ++updates;
+    }
+    s.samples += last - first;
+    s.computed += updates;
+    s.unmerged += updates;
+    s.step += last - first;
+    return updates;
+  }
+
+  // One sample on the replica with the sampling clocks ticked: staleness and coherence.
+  void replica_step(WorkerState& s, std::uint32_t r, std::size_t pos, std::size_t len) {
+    ++s.samples;
+    ++s.step;
+    const bool measured = s.staleness_clock.tick();
+    float* w = s.replica.data();
+    const auto row = data_.row(r);
+    float m = 0;
+    for (std::size_t k = 0; k < row.indices.size(); ++k) m += w[row.indices[k]] * row.values[k];
+    const float g = Loss::derivative(m, y_[r]);
+    if constexpr (!kRegularised) {
+      if (g == 0.0f) return;
+    }
+    const float coef = -eta_ * g;
+    ++s.computed;
+    if (coherence_) track_coherence(s, r, coef, pos, len);
+    replica_apply(w, row, coef);
+    ++s.unmerged;
+    if (measured) ++s.unmerged_measured;
+  }
+
+  [[gnu::always_inline]] inline void replica_apply(float* w, const SparseRow& row, float coef) {
+    for (std::size_t k = 0; k < row.indices.size(); ++k) {
+      const std::uint32_t j = row.indices[k];
+      float v = w[j] + coef * row.values[k];
+      if constexpr (kRegularised) v *= shrink_[j];
+      w[j] = v;
+    }
+  }
+
+  // Reads the shared store into the replica and its base.
+  void refresh_replica(WorkerState& s) {
+    const float* shared = store_.data();
+    const std::size_t dim = store_.size();
+    s.replica.resize(dim);
+    s.replica_base.resize(dim);
+    for (std::size_t j = 0; j < dim; ++j) s.replica[j] = s.replica_base[j] = P::load(shared[j]);
+    s.replica_fresh = true;
+    s.since_merge = 0;
+    if (measure_staleness_) {
+      s.others_at_refresh = others(s.id);
+      s.refresh_ns = now_ns();
+    }
+  }
+
+  // Adds the replica's changes (replica - base) to the shared store, writing only the
+  // coordinates that changed so untouched cache lines stay where they are, and counts its
+  // updates as applied.
+  void merge_replica(WorkerState& s) {
+    const std::size_t dim = s.replica.size();
+    float* replica = s.replica.data();
+    const float* base = s.replica_base.data();
+    constexpr std::size_t kBlock = 16;  // one cache line of floats
+    for (std::size_t begin = 0; begin < dim; begin += kBlock) {
+      const std::size_t n = std::min(kBlock, dim - begin);
+      bool changed = false;
+      for (std::size_t k = 0; k < n; ++k) changed |= replica[begin + k] != base[begin + k];
+      if (!changed) continue;
+      P::dense_update(store_, begin, n, [=](float old, std::size_t k) {
+        return old + (replica[begin + k] - base[begin + k]);
+      });
+    }
+    s.applied += s.unmerged;
+    if (publish_) {
+      counters_[static_cast<std::size_t>(s.id)].value.store(s.applied, std::memory_order_relaxed);
+    }
+    if (s.unmerged_measured > 0) {
+      const std::uint64_t staleness = others(s.id) - s.others_at_refresh;
+      const auto nanos =
+          static_cast<std::uint64_t>(std::max<std::int64_t>(0, now_ns() - s.refresh_ns));
+      for (std::uint64_t i = 0; i < s.unmerged_measured; ++i) {
+        s.staleness.updates.record(staleness);
+        s.staleness.nanos.record(nanos);
+      }
+    }
+    s.unmerged = 0;
+    s.unmerged_measured = 0;
+    s.since_merge = 0;
   }
 
   // The plain Hogwild! loop over positions [first, last); returns the updates it applied.
@@ -372,6 +553,10 @@ class Engine {
 
   // Closes a partly filled minibatch (end of a segment) so no sample is lost.
   void close_open_batch(WorkerState& s) {
+    if (merge_every_ > 0 && s.replica_fresh) {
+      merge_replica(s);
+      s.replica_fresh = false;  // the next segment starts from the shared store
+    }
     if (s.batch_samples > 0) close_batch(s);
     s.window_start_ns = 0;  // the next sample opens a fresh window
   }
@@ -643,6 +828,7 @@ class Engine {
   std::uint32_t capacity_;
   std::int64_t window_ns_;
   bool slow_;
+  std::uint64_t merge_every_;  // samples between replica merges; 0: no replicas
 };
 
 void summarise_workers(const std::vector<WorkerState>& states, std::size_t n, Report& report) {
@@ -716,6 +902,8 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
   Report report;
   report.config = config;
   report.config.threads = config.resolved_threads();
+  report.config.replicate =
+      config.resolved_replicate(std::max<std::size_t>(1, train_data.num_features));
   report.dataset = describe(train_data);
   if (test_data) report.test_dataset = describe(*test_data);
 
@@ -734,8 +922,9 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
           source_name(train_data, "training data"), dim, resume->weights.size()));
     }
     if (resume->epoch < 0 || resume->epoch > config.epochs) {
-      throw InputError(fmt::format("--epochs: expected at least the {} epochs already done, found {}",
-                                   resume->epoch, config.epochs));
+      throw InputError(
+          fmt::format("--epochs: expected at least the {} epochs already done, found {}",
+                      resume->epoch, config.epochs));
     }
   }
   ParamStore store(dim);

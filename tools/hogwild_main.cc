@@ -8,6 +8,7 @@
 #include <tbb/global_control.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -163,6 +164,7 @@ struct TrainOptions {
   std::string schedule = "fixed:1";
   std::string batch_reduce = "mean";
   std::string sharding = "static";
+  std::string replicate = "auto";
   std::string worker_speed;
   std::string straggler;
   std::string pause;
@@ -242,6 +244,12 @@ void add_train(CLI::App& app, TrainOptions& o) {
   cmd->add_option(
       "--pause", o.pause,
       "P:DURATION: before each sample, a worker stalls for DURATION with probability P");
+  cmd->add_option("--replicate", o.replicate,
+                  "per-worker model replicas against cache-line contention: each worker trains "
+                  "a private copy and adds its changes to the shared model every M samples; "
+                  "off, auto (M = 1024 with 2+ threads on a model of up to 1M weights, plain "
+                  "single-sample updates) or M")
+      ->capture_default_str();
   cmd->add_option("--sharding", o.sharding,
                   "static: each worker gets an equal slice of every epoch; dynamic: workers claim "
                   "chunks of 256 samples as they go, so faster workers process more")
@@ -315,6 +323,21 @@ int run_train(TrainOptions& o) {
         fmt::format("--sharding: expected static or dynamic, found '{}'", o.sharding));
   }
   config.dynamic_sharding = o.sharding == "dynamic";
+  if (o.replicate == "off") {
+    config.replicate = 0;
+  } else if (o.replicate == "auto") {
+    config.replicate = hogwild::TrainConfig::kReplicateAuto;
+  } else {
+    const auto& text = o.replicate;
+    int merge_every = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), merge_every);
+    if (ec != std::errc{} || end != text.data() + text.size() || merge_every < 1) {
+      throw hogwild::InputError(fmt::format(
+          "--replicate: expected off, auto or a count of samples between merges, found '{}'",
+          text));
+    }
+    config.replicate = merge_every;
+  }
   if (!o.worker_speed.empty()) config.speed.parse_speeds(o.worker_speed);
   if (!o.straggler.empty()) config.speed.parse_straggler(o.straggler);
   if (!o.pause.empty()) config.speed.parse_pause(o.pause);

@@ -42,6 +42,17 @@ struct TrainConfig {
   /// --sharding: `static` gives each worker an equal slice of every epoch's shuffle;
   /// `dynamic` lets workers claim chunks of it as they go, so faster workers take more.
   bool dynamic_sharding = false;
+  /// --replicate: each worker trains a private replica of the model and adds its changes to
+  /// the shared parameters every this many samples (then re-reads them); 0 = off (every
+  /// write goes to the shared parameters), kReplicateAuto = on where it pays (see
+  /// resolved_replicate).
+  int replicate = kReplicateAuto;
+  /// The --replicate value that means "decide from the run" (the default).
+  static constexpr int kReplicateAuto = -1;
+  /// Samples between merges that `auto` uses, chosen by measurement (docs/benchmarks.md).
+  static constexpr int kDefaultMergeEvery = 1024;
+  /// Largest model (floats) that `auto` replicates: a merge scans the whole replica.
+  static constexpr std::size_t kAutoReplicateMaxFloats = std::size_t{1} << 20;
 
   /// Checks ranges; throws InputError("--option: expected ..., found ...").
   void validate() const;
@@ -49,6 +60,10 @@ struct TrainConfig {
   int resolved_threads() const;
   /// Number of workers, real or virtual (simulate > 0 gives K virtual workers).
   int workers() const { return simulate > 0 ? simulate : resolved_threads(); }
+  /// Samples between replica merges for a model of `dim` weights, 0 when the run does not
+  /// replicate. `auto` replicates with several real workers, no delay, single-sample updates,
+  /// no speed model, and a model of at most kAutoReplicateMaxFloats weights.
+  int resolved_replicate(std::size_t dim) const;
 };
 
 /// Evaluation of a model on one dataset.
@@ -87,10 +102,10 @@ struct WorkerSummary {
 /// Callbacks::on_epoch_state as a view of the trainer's buffers (valid during the call), and
 /// to train() / train_model() as the state to resume from (the caller owns the buffers).
 struct TrainState {
-  int epoch = 0;               ///< epochs completed
-  double initial_loss = 0;     ///< training loss of the initial model (the divergence bound's base)
-  double elapsed = 0;          ///< training seconds so far, evaluation excluded
-  std::uint64_t samples = 0;   ///< samples processed so far
+  int epoch = 0;              ///< epochs completed
+  double initial_loss = 0;    ///< training loss of the initial model (the divergence bound's base)
+  double elapsed = 0;         ///< training seconds so far, evaluation excluded
+  std::uint64_t samples = 0;  ///< samples processed so far
   std::span<const float> weights;  ///< the parameters
   /// The optimiser's per-coordinate buffers (model trainer; empty for SGD and linear models).
   std::vector<std::span<const float>> optimizer_state;

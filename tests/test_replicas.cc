@@ -1,0 +1,125 @@
+// Per-worker replicas (--replicate): against a serial run, at several thread counts and merge
+// intervals, and the option's resolution and errors.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "hogwild/error.h"
+#include "hogwild/generator.h"
+#include "hogwild/trainer.h"
+
+using namespace hogwild;
+
+namespace {
+
+SparseProblem zipf_problem() {
+  SparseGeneratorConfig c;
+  c.rows = 20000;
+  c.test_rows = 5000;
+  c.features = 5000;
+  c.nnz_per_row = 40;
+  c.zipf = 1.0;  // hot features: the case replicas are for
+  c.seed = 3;
+  return generate_sparse(c);
+}
+
+double relative_distance(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, norm = 0;
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    diff += (double{a[j]} - b[j]) * (double{a[j]} - b[j]);
+    norm += double{b[j]} * b[j];
+  }
+  return std::sqrt(diff / norm);
+}
+
+}  // namespace
+
+TEST_CASE("one worker with a replica follows the serial run") {
+  // With nobody else writing, shared + (replica - base) is the replica up to rounding, so the
+  // run follows serial SGD on the same shuffles.
+  const auto p = zipf_problem();
+  TrainConfig c;
+  c.epochs = 3;
+  c.l2 = 1e-5;
+  c.policy = Policy::kSerial;
+  const auto serial = train(c, p.train, nullptr);
+  c.policy = Policy::kRacy;
+  c.threads = 1;
+  for (const int merge_every : {1, 7, 1024, 1 << 20}) {
+    CAPTURE(merge_every);
+    c.replicate = merge_every;
+    const auto replicated = train(c, p.train, nullptr);
+    CHECK(replicated.config.replicate == merge_every);
+    CHECK(relative_distance(replicated.weights, serial.weights) < 1e-4);
+    CHECK(replicated.updates_applied == replicated.updates_computed);
+    CHECK(replicated.epochs.back().train->objective ==
+          doctest::Approx(serial.epochs.back().train->objective).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("replicas at several thread counts end close to the serial run and lose no update") {
+  const auto p = zipf_problem();
+  TrainConfig c;
+  c.epochs = 8;
+  c.l2 = 1e-5;
+  c.policy = Policy::kSerial;
+  const auto serial = train(c, p.train, &p.test);
+  const double serial_objective = serial.epochs.back().train->objective;
+  const double serial_accuracy = serial.epochs.back().test->accuracy;
+  for (const auto policy : {Policy::kRacy, Policy::kAtomic}) {
+    for (const int threads : {2, 3, 4}) {
+      for (const int merge_every : {16, 1024}) {
+        CAPTURE(to_string(policy));
+        CAPTURE(threads);
+        CAPTURE(merge_every);
+        c.policy = policy;
+        c.threads = threads;
+        c.replicate = merge_every;
+        c.staleness_sample = 0.05;
+        const auto r = train(c, p.train, &p.test);
+        // Stated margin, as for plain Hogwild: 2% of the serial objective, 1 point of
+        // test accuracy.
+        CHECK(std::abs(r.epochs.back().train->objective - serial_objective) / serial_objective <
+              0.02);
+        CHECK(std::abs(r.epochs.back().test->accuracy - serial_accuracy) < 0.01);
+        CHECK(r.updates_applied == r.updates_computed);
+        std::uint64_t samples = 0;
+        for (const auto& w : r.workers) samples += w.samples;
+        CHECK(samples == 8 * p.train.rows());
+        CHECK(r.staleness.updates.count() > 0);
+        // A sampled update waits at most until its worker's next merge: what others merged
+        // meanwhile is bounded by their updates in an epoch.
+        CHECK(r.staleness.updates.max() <= p.train.rows());
+      }
+    }
+  }
+}
+
+TEST_CASE("--replicate: auto resolves from the run, explicit values are checked") {
+  TrainConfig c;
+  c.threads = 2;
+  CHECK(c.replicate == TrainConfig::kReplicateAuto);
+  CHECK(c.resolved_replicate(47236) == TrainConfig::kDefaultMergeEvery);
+  CHECK(c.resolved_replicate(10'000'000) == 0);  // a merge would scan 40 MB
+  c.threads = 1;
+  CHECK(c.resolved_replicate(47236) == 0);  // one worker: nothing to contend with
+  c.threads = 2;
+  c.policy = Policy::kSerial;
+  c.threads = 0;
+  CHECK(c.resolved_replicate(47236) == 0);
+  c.policy = Policy::kRacy;
+  c.threads = 2;
+  c.delay = DelaySpec::parse("const:4");
+  CHECK(c.resolved_replicate(47236) == 0);
+  c.replicate = 64;
+  CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("--replicate: expected off or auto"),
+                       InputError);
+  c.delay = DelaySpec{};
+  CHECK_NOTHROW(c.validate());
+  CHECK(c.resolved_replicate(47236) == 64);
+  c.replicate = 0;
+  CHECK(c.resolved_replicate(47236) == 0);
+  c.replicate = -5;
+  CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("--replicate: expected"), InputError);
+}
