@@ -394,10 +394,7 @@ class Engine {
         s.since_merge += plain;
         pos = end;
       }
-      if (s.since_merge >= merge_every_) {
-        merge_replica(s);
-        refresh_replica(s);
-      }
+      if (s.since_merge >= merge_every_) merge_replica(s);
     }
   }
 
@@ -472,35 +469,52 @@ class Engine {
     }
   }
 
-  // Adds the replica's changes (replica - base) to the shared store, writing only the
-  // coordinates that changed so untouched cache lines stay where they are, and counts its
-  // updates as applied.
+  // Adds the replica's changes (replica - base) to the shared store, writing only the cache
+  // lines that changed so untouched lines stay where they are, and re-reads the shared store
+  // into the replica in the same pass; counts the replica's updates as applied.
   void merge_replica(WorkerState& s) {
     const std::size_t dim = s.replica.size();
     float* replica = s.replica.data();
-    const float* base = s.replica_base.data();
+    float* base = s.replica_base.data();
+    const float* shared = store_.data();
     constexpr std::size_t kBlock = 16;  // one cache line of floats
     for (std::size_t begin = 0; begin < dim; begin += kBlock) {
       const std::size_t n = std::min(kBlock, dim - begin);
+      float delta[kBlock];
       bool changed = false;
-      for (std::size_t k = 0; k < n; ++k) changed |= replica[begin + k] != base[begin + k];
-      if (!changed) continue;
-      P::dense_update(store_, begin, n, [=](float old, std::size_t k) {
-        return old + (replica[begin + k] - base[begin + k]);
+      for (std::size_t k = 0; k < n; ++k) {
+        delta[k] = replica[begin + k] - base[begin + k];
+        changed |= delta[k] != 0.0f;
+      }
+      if (!changed) {
+        for (std::size_t k = 0; k < n; ++k) {
+          replica[begin + k] = base[begin + k] = P::load(shared[begin + k]);
+        }
+        continue;
+      }
+      // The policy may call the op more than once (compare-exchange); the last call's value
+      // is the one stored, and the one the replica keeps.
+      P::dense_update(store_, begin, n, [&](float old, std::size_t k) {
+        const float v = old + delta[k];
+        replica[begin + k] = base[begin + k] = v;
+        return v;
       });
     }
     s.applied += s.unmerged;
     if (publish_) {
       counters_[static_cast<std::size_t>(s.id)].value.store(s.applied, std::memory_order_relaxed);
     }
-    if (s.unmerged_measured > 0) {
-      const std::uint64_t staleness = others(s.id) - s.others_at_refresh;
-      const auto nanos =
-          static_cast<std::uint64_t>(std::max<std::int64_t>(0, now_ns() - s.refresh_ns));
+    if (measure_staleness_) {
+      const std::uint64_t others_now = others(s.id);
+      const std::int64_t now = now_ns();
       for (std::uint64_t i = 0; i < s.unmerged_measured; ++i) {
-        s.staleness.updates.record(staleness);
-        s.staleness.nanos.record(nanos);
+        s.staleness.updates.record(others_now - s.others_at_refresh);
+        s.staleness.nanos.record(
+            static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - s.refresh_ns)));
       }
+      // The pass also re-read the shared store: the replica's next updates are read now.
+      s.others_at_refresh = others_now;
+      s.refresh_ns = now;
     }
     s.unmerged = 0;
     s.unmerged_measured = 0;
