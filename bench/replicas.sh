@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Per-worker replicas against plain shared Hogwild!, end to end, side by side in one run.
+# RCV1-like data (100k rows, 47,236 features, 75 nonzeros per row, Zipf 1), logistic
+# regression, EPOCHS epochs; runs interleaved REPS times, medians of samples/s reported with
+# the ratio to 1-thread serial, and the test accuracy of the last repetition.
+#   serial 1        one worker, no synchronisation (the reference)
+#   racy 1          one worker, plain loop
+#   racy T off      T workers writing the shared model (plain Hogwild!)
+#   racy T M        T workers with replicas merged every M samples
+#   racy T private  T workers merging once per epoch: what the machine allows without
+#                   sharing (the no-sharing bound, end to end)
+#
+#   REPS=5 EPOCHS=10 THREADS=2 MERGES="256 1024 4096 16384" bench/replicas.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+hogwild=${HOGWILD:-build/release/hogwild}
+reps=${REPS:-5}
+epochs=${EPOCHS:-10}
+threads=${THREADS:-2}
+merges=${MERGES:-256 1024 4096 16384}
+[[ -x $hogwild ]] || { cmake --preset release >/dev/null && cmake --build --preset release --target hogwild_cli; }
+data=data/generated/bench-100000x47236-k75-z1
+if [[ ! -s $data.train.svm ]]; then
+  "$hogwild" gen sparse --rows 100000 --features 47236 --nnz-per-row 75 --zipf 1 --seed 1 \
+    --out "$data.train.svm" --test-rows 20000 --test-out "$data.test.svm" >/dev/null 2>&1
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+field() { /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+variants=("serial 1 off" "racy 1 off" "racy $threads off")
+for m in $merges; do variants+=("racy $threads $m"); done
+variants+=("racy $threads private")
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+for ((r = 1; r <= reps; r++)); do
+  for i in "${!variants[@]}"; do
+    read -r policy t rep <<<"${variants[$i]}"
+    merge=$rep
+    [[ $rep == private ]] && merge=16777216
+    "$hogwild" train --train "$data.train.svm" --test "$data.test.svm" --policy "$policy" \
+      --threads "$t" --replicate "$merge" --epochs "$epochs" --quiet \
+      --json "$tmp/$i-$r.json" >/dev/null
+  done
+  echo "repetition $r of $reps done" >&2
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+printf '| policy | threads | replicas (merge every) | samples/s (median of %s) | vs serial | test accuracy | staleness mean |\n' "$reps"
+printf '|---|---|---|---|---|---|---|\n'
+base=$(for ((r = 1; r <= reps; r++)); do field "$tmp/0-$r.json" "d['samples_per_second']"; done | median)
+for i in "${!variants[@]}"; do
+  read -r policy t rep <<<"${variants[$i]}"
+  m=$(for ((r = 1; r <= reps; r++)); do field "$tmp/$i-$r.json" "d['samples_per_second']"; done | median)
+  acc=$(field "$tmp/$i-$reps.json" "round(100*d['epochs'][-1]['test_accuracy'], 2)")
+  stale=$(field "$tmp/$i-$reps.json" "round(d['staleness']['mean'], 1)")
+  printf '| %s | %s | %s | %.0f | %.2f | %s | %s |\n' "$policy" "$t" "$rep" "$m" \
+    "$(echo "$m $base" | awk '{print $1/$2}')" "$acc" "$stale"
+done
