@@ -166,7 +166,7 @@ TEST_CASE("command: bad data files exit 2 with the reader's message on one line"
   }
 }
 
-TEST_CASE("command: CRLF files are accepted; --threads 0 means every core") {
+TEST_CASE("command: CRLF files are accepted, and --threads 0 means every core") {
   if (!fs::exists(cli())) {
     MESSAGE("the hogwild command is not built (HOGWILD_BUILD_TOOLS=OFF); skipped");
     return;

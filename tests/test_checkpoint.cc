@@ -349,7 +349,7 @@ TEST_CASE("model trainer: softmax with Adam resumes to the uninterrupted serial 
                        InputError);
 }
 
-TEST_CASE("model trainer: MLP with momentum and factorisation resume exactly; stop works") {
+TEST_CASE("model trainer: MLP with momentum and factorisation resume exactly, and stop") {
   const auto train = blobs(900, 21);
   const auto test = blobs(300, 22);
   ModelConfig config;

@@ -129,7 +129,7 @@ std::string checkpoint_file_error(const std::string& args) {
 }  // namespace
 
 TEST_CASE(
-    "SIGINT during train keeps a valid checkpoint and a partial report; resume finishes "
+    "SIGINT during train keeps a valid checkpoint and a partial report, and resume finishes "
     "with the uninterrupted serial run's weights") {
   generate();
   struct Setup {

@@ -98,7 +98,7 @@ TEST_CASE("delay specs parse, and bad ones name what was expected") {
   }
 }
 
-TEST_CASE("trace delays replay cyclically; bad traces name the line") {
+TEST_CASE("trace delays replay cyclically, and bad traces name the line") {
   const auto path = std::filesystem::temp_directory_path() / "hogwild_test_trace.txt";
   std::ofstream(path) << "3\n# comment\n0\n\n7\n";
   const auto spec = DelaySpec::parse("trace:" + path.string());

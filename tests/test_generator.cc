@@ -41,7 +41,7 @@ TEST_CASE("rows have K sorted distinct features, unit norm, labels +-1") {
   }
 }
 
-TEST_CASE("same seed gives the same data; another seed does not") {
+TEST_CASE("same seed gives the same data, and another seed does not") {
   const auto a = generate_sparse(small(1.0));
   const auto b = generate_sparse(small(1.0));
   CHECK(a.train.indices == b.train.indices);
@@ -52,7 +52,7 @@ TEST_CASE("same seed gives the same data; another seed does not") {
   CHECK(generate_sparse(other).train.indices != a.train.indices);
 }
 
-TEST_CASE("the Zipf exponent skews feature frequencies; 0 is uniform") {
+TEST_CASE("the Zipf exponent skews feature frequencies, and 0 is uniform") {
   auto top_share = [](double zipf) {
     const auto p = generate_sparse(small(zipf));
     auto counts = feature_counts(p.train);

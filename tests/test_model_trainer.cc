@@ -154,7 +154,7 @@ TEST_CASE("factorisation recovers a planted low-rank matrix to the noise level")
   }
 }
 
-TEST_CASE("a diverging run stops with DivergenceError; bad options name themselves") {
+TEST_CASE("a diverging run stops with DivergenceError, and bad options name themselves") {
   RatingsGeneratorConfig g;
   g.users = 100;
   g.items = 100;
@@ -177,7 +177,7 @@ TEST_CASE("a diverging run stops with DivergenceError; bad options name themselv
                        InputError);
 }
 
-TEST_CASE("serial runs are reproducible for a seed; the JSON repeats the resolved config") {
+TEST_CASE("serial runs are reproducible for a seed, and the JSON repeats the resolved config") {
   const auto train = blobs(600, 9);
   auto c = quick(ModelKind::kMlp, 1);
   c.policy = Policy::kSerial;

@@ -23,7 +23,7 @@ SparseProblem problem(std::size_t rows) {
 }
 }  // namespace
 
-TEST_CASE("schedule and speed-model options parse; bad ones say what was expected") {
+TEST_CASE("schedule and speed-model options parse, and bad ones say what was expected") {
   CHECK(ScheduleSpec::parse("fixed:32").batch == 32);
   CHECK(ScheduleSpec::parse("time:200us").window_ns == 200000);
   CHECK(ScheduleSpec::parse("time:2ms").window_ns == 2000000);

@@ -116,7 +116,7 @@ TEST_CASE("the report counts epochs and samples, and learns") {
   }
 }
 
-TEST_CASE("same seed, same serial result; another seed differs") {
+TEST_CASE("same seed, same serial result, and another seed differs") {
   const auto p = problem();
   TrainConfig c;
   c.policy = Policy::kSerial;
