@@ -66,9 +66,10 @@ void TrainConfig::validate() const {
 
 int TrainConfig::resolved_replicate(std::size_t dim) const {
   if (replicate == kReplicateAuto) {
-    return replicas_apply(*this) && resolved_threads() > 1 && dim <= kAutoReplicateMaxFloats
-               ? kDefaultMergeEvery
-               : 0;
+    const int workers = resolved_threads();
+    if (!replicas_apply(*this) || workers < 2 || dim > kAutoReplicateMaxFloats) return 0;
+    const int merge_every = kAutoStalenessBudget / (workers - 1);
+    return merge_every >= kAutoMinMergeEvery ? merge_every : 0;
   }
   return replicas_apply(*this) ? replicate : 0;
 }

@@ -154,6 +154,7 @@ TEST_CASE("Hogwild with several threads ends close to the serial run") {
   TrainConfig config;
   config.epochs = 8;
   config.l2 = 1e-5;
+  config.replicate = 0;  // plain shared Hogwild! (replicas: tests/test_replicas.cc)
   config.policy = Policy::kSerial;
   const auto serial = train(config, p.train, &p.test);
   const double serial_objective = serial.epochs.back().train->objective;

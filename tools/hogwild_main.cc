@@ -247,8 +247,9 @@ void add_train(CLI::App& app, TrainOptions& o) {
   cmd->add_option("--replicate", o.replicate,
                   "per-worker model replicas against cache-line contention: each worker trains "
                   "a private copy and adds its changes to the shared model every M samples; "
-                  "off, auto (M = 1024 with 2+ threads on a model of up to 1M weights, plain "
-                  "single-sample updates) or M")
+                  "off, auto (with 2 to 9 threads, single-sample updates and a model of up to "
+                  "1M weights: M = 2048 / (threads - 1), so others' updates reach a worker "
+                  "within ~2048 updates) or M")
       ->capture_default_str();
   cmd->add_option("--sharding", o.sharding,
                   "static: each worker gets an equal slice of every epoch; dynamic: workers claim "

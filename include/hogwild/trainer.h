@@ -49,8 +49,11 @@ struct TrainConfig {
   int replicate = kReplicateAuto;
   /// The --replicate value that means "decide from the run" (the default).
   static constexpr int kReplicateAuto = -1;
-  /// Samples between merges that `auto` uses, chosen by measurement (docs/benchmarks.md).
-  static constexpr int kDefaultMergeEvery = 1024;
+  /// `auto` keeps the delay replicas add, merge interval x (workers - 1) updates of the others,
+  /// within this many updates (chosen by measurement, docs/benchmarks.md) ...
+  static constexpr int kAutoStalenessBudget = 2048;
+  /// ... and does not merge more often than this many samples (merges scan the model).
+  static constexpr int kAutoMinMergeEvery = 256;
   /// Largest model (floats) that `auto` replicates: a merge scans the whole replica.
   static constexpr std::size_t kAutoReplicateMaxFloats = std::size_t{1} << 20;
 
@@ -61,8 +64,10 @@ struct TrainConfig {
   /// Number of workers, real or virtual (simulate > 0 gives K virtual workers).
   int workers() const { return simulate > 0 ? simulate : resolved_threads(); }
   /// Samples between replica merges for a model of `dim` weights, 0 when the run does not
-  /// replicate. `auto` replicates with several real workers, no delay, single-sample updates,
-  /// no speed model, and a model of at most kAutoReplicateMaxFloats weights.
+  /// replicate. `auto` replicates with 2 or more real workers, no delay, single-sample
+  /// updates, no speed model, and a model of at most kAutoReplicateMaxFloats weights, merging
+  /// every kAutoStalenessBudget / (workers - 1) samples when that is at least
+  /// kAutoMinMergeEvery (2048 with 2 workers, 1024 with 3, 682 with 4; off beyond 9).
   int resolved_replicate(std::size_t dim) const;
 };
 
