@@ -355,6 +355,7 @@ class Engine {
       if (coherence_clock_runs) plain = std::min(plain, s.coherence_clock.until_next());
       if (coherence_ && s.has_saved) plain = std::min(plain, s.saved_due - s.computed - 1);
       if (plain == 0) {
+        prefetch_ahead(rows, pos, last);  // keeps the stretches' prefetch pipeline going
         step(s, rows[pos], pos, len);
         ++pos;
         continue;
@@ -385,6 +386,7 @@ class Engine {
       if (coherence_clock_runs) plain = std::min(plain, s.coherence_clock.until_next());
       if (coherence_ && s.has_saved) plain = std::min(plain, s.saved_due - s.computed - 1);
       if (plain == 0) {
+        prefetch_ahead(rows, pos, last);
         replica_step(s, rows[pos], pos, len);
         ++pos;
         ++s.since_merge;
@@ -407,8 +409,7 @@ class Engine {
     std::uint64_t updates = 0;
     for (std::size_t pos = first; pos < last; ++pos) {
       const std::uint32_t r = rows[pos];
-      if (pos + kRowAhead < ahead_end) prefetch_row(rows[pos + kRowAhead]);
-      if (pos + kOffsetAhead < ahead_end) prefetch_offsets(rows[pos + kOffsetAhead]);
+      prefetch_ahead(rows, pos, ahead_end);
       const auto row = data_.row(r);
       float m = 0;
       for (std::size_t k = 0; k < row.indices.size(); ++k) m += w[row.indices[k]] * row.values[k];
@@ -536,8 +537,7 @@ class Engine {
     std::uint64_t updates = 0;
     for (std::size_t pos = first; pos < last; ++pos) {
       const std::uint32_t r = rows[pos];
-      if (pos + kRowAhead < ahead_end) prefetch_row(rows[pos + kRowAhead]);
-      if (pos + kOffsetAhead < ahead_end) prefetch_offsets(rows[pos + kOffsetAhead]);
+      prefetch_ahead(rows, pos, ahead_end);
       const auto row = data_.row(r);
       float m = 0;
       for (std::size_t k = 0; k < row.indices.size(); ++k) {
@@ -728,6 +728,13 @@ class Engine {
   // as well did not pay, on the 47k model (in L2) nor on a 10M one.
   static constexpr std::size_t kRowAhead = 2;
   static constexpr std::size_t kOffsetAhead = 4;
+
+  // What the plain loop prefetches at position `pos` of a range ending at `end`.
+  [[gnu::always_inline]] inline void prefetch_ahead(const std::uint32_t* rows, std::size_t pos,
+                                                    std::size_t end) const {
+    if (pos + kRowAhead < end) prefetch_row(rows[pos + kRowAhead]);
+    if (pos + kOffsetAhead < end) prefetch_offsets(rows[pos + kOffsetAhead]);
+  }
 
   [[gnu::always_inline]] inline void prefetch_offsets(std::uint32_t r) const {
     __builtin_prefetch(data_.row_offsets.data() + r);
