@@ -23,7 +23,8 @@ printf '| mode | workers | delay | injected mean | staleness mean | p50 | p90 | 
 printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 run() {
   local mode=$1 workers=$2 delay=$3 out=$tmp/r.json
-  local args=(--threads "$workers")
+  # Plain shared Hogwild! (replicas would make a no-delay run's staleness their merge delay).
+  local args=(--threads "$workers" --replicate "${REPLICATE:-off}")
   [[ $mode == simulate ]] && args=(--simulate "$workers")
   "$hogwild" train --train "$data.train.svm" --epochs "$epochs" --delay "$delay" \
     --staleness-sample 0.1 --quiet --json "$out" "${args[@]}" >/dev/null
