@@ -361,8 +361,8 @@ class Engine {
         continue;
       }
       const std::size_t end = pos + static_cast<std::size_t>(plain);
-      const std::uint64_t updates = publish_ ? plain_loop<true>(s, rows, pos, end, last)
-                                             : plain_loop<false>(s, rows, pos, end, last);
+      const std::uint64_t updates = publish_ ? plain_loop<kPublishing>(s, rows, pos, end, last)
+                                             : plain_loop<kShared>(s, rows, pos, end, last);
       if (measure_staleness_) s.staleness_clock.skip(plain);
       if (coherence_clock_runs) s.coherence_clock.skip(updates);
       pos = end;
@@ -392,7 +392,7 @@ class Engine {
         ++s.since_merge;
       } else {
         const std::size_t end = pos + static_cast<std::size_t>(plain);
-        const std::uint64_t updates = replica_loop(s, rows, pos, end, last);
+        const std::uint64_t updates = plain_loop<kOnReplica>(s, rows, pos, end, last);
         if (measure_staleness_) s.staleness_clock.skip(plain);
         if (coherence_clock_runs) s.coherence_clock.skip(updates);
         s.since_merge += plain;
@@ -400,31 +400,6 @@ class Engine {
       }
       if (s.since_merge >= merge_every_) merge_replica(s);
     }
-  }
-
-  // The plain loop on the worker's replica (no atomics: it is private).
-  std::uint64_t replica_loop(WorkerState& s, const std::uint32_t* rows, std::size_t first,
-                             std::size_t last, std::size_t ahead_end) {
-    float* w = s.replica.data();
-    std::uint64_t updates = 0;
-    for (std::size_t pos = first; pos < last; ++pos) {
-      const std::uint32_t r = rows[pos];
-      prefetch_ahead(rows, pos, ahead_end);
-      const auto row = data_.row(r);
-      float m = 0;
-      for (std::size_t k = 0; k < row.indices.size(); ++k) m += w[row.indices[k]] * row.values[k];
-      const float g = Loss::derivative(m, y_[r]);
-      if constexpr (!kRegularised) {
-        if (g == 0.0f) continue;
-      }
-      replica_apply(w, row, -eta_ * g);
-      ++updates;
-    }
-    s.samples += last - first;
-    s.computed += updates;
-    s.unmerged += updates;
-    s.step += last - first;
-    return updates;
   }
 
   // One sample on the replica with the sampling clocks ticked: staleness and coherence.
@@ -472,13 +447,9 @@ class Engine {
     }
   }
 
-  // Adds the replica's changes (replica - base) to the shared store, writing only the cache
-  // lines that changed so untouched lines stay where they are, and re-reads the shared store
-  // into the replica in the same pass; counts the replica's updates as applied.
-  void merge_replica(WorkerState& s) {
-    const std::size_t dim = s.replica.size();
-    float* replica = s.replica.data();
-    float* base = s.replica_base.data();
+  // Merge under a locking or atomic policy: a cache line at a time, through the policy's dense
+  // update, and only the lines the replica changed; the others are re-read.
+  void merge_blocks(float* replica, float* base, std::size_t dim) {
     const float* shared = store_.data();
     constexpr std::size_t kBlock = 16;  // one cache line of floats
     for (std::size_t begin = 0; begin < dim; begin += kBlock) {
@@ -503,6 +474,31 @@ class Engine {
         return v;
       });
     }
+  }
+
+  // Adds the replica's changes (replica - base) to the shared store, writing only what changed
+  // so untouched cache lines stay where they are, and re-reads the shared store into the
+  // replica in the same pass; counts the replica's updates as applied.
+  void merge_replica(WorkerState& s) {
+    const std::size_t dim = s.replica.size();
+    float* replica = s.replica.data();
+    float* base = s.replica_base.data();
+    if constexpr (P::kind == Policy::kRacy) {
+      // Hogwild! merge: one pass of relaxed loads and stores, a coordinate written only when
+      // the replica changed it (a concurrent merge may lose it, as any racy write may).
+      float* w = store_.data();
+      for (std::size_t j = 0; j < dim; ++j) {
+        const float delta = replica[j] - base[j];
+        float v = detail::relaxed_load(w[j]);
+        if (delta != 0.0f) {
+          v += delta;
+          detail::relaxed_store(w[j], v);
+        }
+        replica[j] = base[j] = v;
+      }
+    } else {
+      merge_blocks(replica, base, dim);
+    }
     s.applied += s.unmerged;
     if (publish_) {
       counters_[static_cast<std::size_t>(s.id)].value.store(s.applied, std::memory_order_relaxed);
@@ -524,14 +520,18 @@ class Engine {
     s.since_merge = 0;
   }
 
-  // The plain Hogwild! loop over positions [first, last); returns the updates it applied.
-  // Rows up to `ahead_end` (the end of the worker's range) are prefetched, so the samples
-  // after a stretch arrive warm. kPublish stores the worker's applied count after every update
-  // for others' measurements.
-  template <bool kPublish>
+  // Where the plain loop reads and writes: the shared store (publishing the worker's applied
+  // count after every update for others' measurements, or not), or the worker's replica.
+  enum Target { kShared, kPublishing, kOnReplica };
+
+  // The plain Hogwild! loop over positions [first, last); returns the updates it made. Rows up
+  // to `ahead_end` (the end of the worker's range) are prefetched, so the samples after a
+  // stretch arrive warm. On the replica the updates count as unmerged until the next merge.
+  template <Target kTarget>
   std::uint64_t plain_loop(WorkerState& s, const std::uint32_t* rows, std::size_t first,
                            std::size_t last, std::size_t ahead_end) {
-    const float* w = store_.data();
+    constexpr bool kReplica = kTarget == kOnReplica;
+    float* w = kReplica ? s.replica.data() : store_.data();
     const std::uint64_t applied_before = s.applied;
     [[maybe_unused]] auto& published = counters_[static_cast<std::size_t>(s.id)].value;
     std::uint64_t updates = 0;
@@ -541,21 +541,26 @@ class Engine {
       const auto row = data_.row(r);
       float m = 0;
       for (std::size_t k = 0; k < row.indices.size(); ++k) {
-        m += P::load(w[row.indices[k]]) * row.values[k];
+        // A replica is private: plain loads.
+        m += (kReplica ? w[row.indices[k]] : P::load(w[row.indices[k]])) * row.values[k];
       }
       const float g = Loss::derivative(m, y_[r]);
       if constexpr (!kRegularised) {
         if (g == 0.0f) continue;
       }
-      apply_row(r, -eta_ * g);
+      if constexpr (kReplica) {
+        replica_apply(w, row, -eta_ * g);
+      } else {
+        apply_row(r, -eta_ * g);
+      }
       ++updates;
-      if constexpr (kPublish) {
+      if constexpr (kTarget == kPublishing) {
         published.store(applied_before + updates, std::memory_order_relaxed);
       }
     }
     s.samples += last - first;
     s.computed += updates;
-    s.applied += updates;
+    (kReplica ? s.unmerged : s.applied) += updates;
     s.step += last - first;
     return updates;
   }
