@@ -12,42 +12,16 @@
 #include <sstream>
 #include <string>
 
+#include "cli_support.h"
 #include "rng.h"
 
 namespace fs = std::filesystem;
+using Result = hogwild::test::CliResult;
+using hogwild::test::run;
+using hogwild::test::slurp;
+using hogwild::test::work_dir;
 
 namespace {
-
-fs::path work_dir() {
-  static const fs::path dir = [] {
-    auto d = fs::temp_directory_path() / ("hogwild_cli_models_" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result run(const std::string& args) {
-  const auto out = work_dir() / "stdout.txt";
-  const auto err = work_dir() / "stderr.txt";
-  const std::string command = std::string(HOGWILD_CLI) + " " + args + " >" + out.string() + " 2>" +
-                              err.string() + " </dev/null";
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
 
 std::string path(const std::string& name) { return (work_dir() / name).string(); }
 
