@@ -205,6 +205,10 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
       {"--epochs 99999999999999999999",
        "--epochs: expected an integer in [-2147483648, 2147483647], found "
        "'99999999999999999999'"},
+      {"--replicate abc",
+       "--replicate: expected off, auto or a count of samples between merges, found 'abc'"},
+      {"--replicate 0", "--replicate: expected off, auto or a count of samples between merges"},
+      {"--replicate 64 --delay const:2", "--replicate: expected off or auto with --delay"},
       {"--max-parameters 2",
        "good.svm: expected a model of at most 2 parameters "
        "(--max-parameters), found the largest feature index 3, which "
