@@ -75,15 +75,8 @@ void ModelConfig::validate() const {
     fail("batch", "either --batch or --schedule, found both",
          fmt::format("{} and '{}'", batch, schedule.text));
   }
-  {
-    const int workers = policy == Policy::kSerial ? 1
-                        : simulate > 0            ? simulate
-                        : threads > 0
-                            ? threads
-                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    detail::validate_schedule_options(schedule, speed, dynamic_sharding, evals_per_epoch, simulate,
-                                      workers);
-  }
+  detail::validate_schedule_options(schedule, speed, dynamic_sharding, evals_per_epoch, simulate,
+                                    workers());
   if (!std::isfinite(l2)) fail("l2", "a finite strength >= 0", l2);
   if (model == ModelKind::kMlp) {
     if (hidden.empty()) fail("hidden", "at least one hidden layer width", "none");
@@ -99,12 +92,16 @@ void ModelConfig::validate() const {
   }
 }
 
+int ModelConfig::workers() const {
+  if (simulate > 0) return simulate;
+  if (policy == Policy::kSerial) return 1;
+  if (threads > 0) return threads;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 ModelConfig ModelConfig::resolved() const {
   ModelConfig c = *this;
-  if (c.policy == Policy::kSerial) c.threads = 1;
-  if (c.simulate > 0) c.threads = c.simulate;  // workers; they run in one thread
-  if (c.threads == 0)
-    c.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  c.threads = workers();  // with --simulate, the virtual workers; they run in one thread
   // A fixed schedule given by the caller (not --batch) sets the minibatch size.
   if (c.schedule.kind == ScheduleSpec::Kind::kFixed && c.batch == 0) c.batch = c.schedule.batch;
   // Defaults per model, chosen on Fashion-MNIST (softmax, mlp) and generated ratings (mf).
@@ -236,22 +233,8 @@ struct LaterFirst {
 // Cosine between two gradients given as (index, value) sorted by index.
 double cosine(const std::vector<std::pair<std::uint32_t, float>>& a,
               const std::vector<std::pair<std::uint32_t, float>>& b) {
-  double dot = 0, na = 0, nb = 0;
-  std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (a[i].first == b[j].first) {
-      dot += double{a[i].second} * b[j].second;
-      ++i;
-      ++j;
-    } else if (a[i].first < b[j].first) {
-      ++i;
-    } else {
-      ++j;
-    }
-  }
-  for (const auto& [_, v] : a) na += double{v} * v;
-  for (const auto& [_, v] : b) nb += double{v} * v;
-  return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
+  return detail::sparse_cosine(
+      a.size(), [&](std::size_t i) { return a[i]; }, b.size(), [&](std::size_t i) { return b[i]; });
 }
 
 struct Evaluated {
@@ -828,15 +811,12 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
   // Each epoch shuffles the order the previous one left, so a resumed run replays the
   // shuffles of the epochs already done: its epochs then see the orders an uninterrupted run
   // sees.
-  for (int epoch = 1; epoch < first_epoch; ++epoch) {
-    detail::Rng rng(detail::derive_seed(config.seed, static_cast<std::uint64_t>(epoch)));
-    for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
-  }
+  for (int epoch = 1; epoch < first_epoch; ++epoch)
+    detail::shuffle_epoch(order, config.seed, epoch);
   std::vector<detail::AppliedCounter> counters(static_cast<std::size_t>(threads));
   double elapsed = resume ? resume->elapsed : 0.0;
   for (int epoch = first_epoch; epoch <= config.epochs; ++epoch) {
-    detail::Rng rng(detail::derive_seed(config.seed, static_cast<std::uint64_t>(epoch)));
-    for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+    detail::shuffle_epoch(order, config.seed, epoch);
     std::atomic<bool> stop{false};
     double seconds = 0;
     const int segments = config.evals_per_epoch;

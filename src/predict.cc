@@ -4,7 +4,7 @@
 // are W[j k .. j k + k) and the bias is row d (the layout of src/softmax_model.cc for sparse
 // and dense data alike); mlp: layer l is an n[l+1] x n[l] column-major matrix followed by its
 // n[l+1] biases (src/mlp_model.cc); mf: user u's factors are row u, item i's row users + i,
-// r = mean + u . v (src/mf_model.cc). z = logits, p = softmax(z).
+// r = mean + u . v (src/mf_model.cc). z = logits.
 
 #include "hogwild/predict.h"
 
@@ -45,25 +45,22 @@ class ClassIndex {
   std::map<double, std::size_t> index_;
 };
 
-// Fills p with softmax(z); returns -log p[y] computed from the logits (stable).
-double softmax(std::span<const float> z, std::vector<double>& p, std::size_t y) {
+// The softmax cross-entropy -log softmax(z)[y], computed from the logits (stable).
+double cross_entropy(std::span<const float> z, std::size_t y) {
   const float top = *std::max_element(z.begin(), z.end());
   double sum = 0;
   for (std::size_t c = 0; c < z.size(); ++c) sum += std::exp(double{z[c]} - top);
-  p.resize(z.size());
-  for (std::size_t c = 0; c < z.size(); ++c) p[c] = std::exp(double{z[c]} - top) / sum;
   return std::log(sum) - (double{z[y]} - top);
 }
 
 // Accumulates a classifier's predictions from logits.
 void classify(const Checkpoint& model, std::span<const float> z, double label, std::size_t i,
-              const ClassIndex* index, Predictions& out, double& loss, std::size_t& correct,
-              std::vector<double>& p) {
+              const ClassIndex* index, Predictions& out, double& loss, std::size_t& correct) {
   const auto best = static_cast<std::size_t>(std::max_element(z.begin(), z.end()) - z.begin());
   out.values.push_back(model.labels[best]);
   if (index) {
     const std::size_t y = (*index)(label, i);
-    loss += softmax(z, p, y);
+    loss += cross_entropy(z, y);
     correct += best == y;
   }
 }
@@ -122,7 +119,6 @@ Predictions predict(const Checkpoint& model, const Dataset& data, bool labelled)
   const float* w = model.weights.data();
   const ClassIndex index(model.labels, name_of(data.source));
   std::vector<float> z(k);
-  std::vector<double> p;
   double loss = 0;
   std::size_t correct = 0;
   for (std::size_t i = 0; i < data.rows(); ++i) {
@@ -133,7 +129,7 @@ Predictions predict(const Checkpoint& model, const Dataset& data, bool labelled)
       const float* wj = w + std::size_t{row.indices[n]} * k;
       for (std::size_t c = 0; c < k; ++c) z[c] += row.values[n] * wj[c];
     }
-    classify(model, z, data.labels[i], i, labelled ? &index : nullptr, out, loss, correct, p);
+    classify(model, z, data.labels[i], i, labelled ? &index : nullptr, out, loss, correct);
   }
   finish_classifier(out, labelled, loss, correct);
   return out;
@@ -157,7 +153,6 @@ Predictions predict(const Checkpoint& model, const DenseDataset& data, bool labe
   const ClassIndex index(model.labels, name_of(data.source));
   Predictions out;
   std::vector<float> a, next;
-  std::vector<double> p;
   double loss = 0;
   std::size_t correct = 0;
   for (std::size_t i = 0; i < data.rows(); ++i) {
@@ -184,7 +179,7 @@ Predictions predict(const Checkpoint& model, const DenseDataset& data, bool labe
       w = bias + outs;
     }
     classify(model, a, static_cast<double>(data.labels[i]), i, labelled ? &index : nullptr, out,
-             loss, correct, p);
+             loss, correct);
   }
   finish_classifier(out, labelled, loss, correct);
   return out;

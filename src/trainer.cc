@@ -286,24 +286,17 @@ struct alignas(kCacheLine) WorkerState {
   std::uint64_t applied = 0;
 };
 
-// Cosine of two sparse rows. The merge of their sorted indices advances without branches
-// (a sampled coherence point costs one such merge, and mispredicted branches were most of it).
+// Cosine of two sparse rows.
 double sparse_cosine(const SparseRow& a, const SparseRow& b) {
-  double dot = 0, na = 0, nb = 0;
-  const std::uint32_t* ia = a.indices.data();
-  const std::uint32_t* ib = b.indices.data();
-  const std::size_t la = a.indices.size(), lb = b.indices.size();
-  std::size_t i = 0, j = 0;
-  while (i < la && j < lb) {
-    const std::uint32_t x = ia[i], y = ib[j];
-    const double product = double{a.values[i]} * b.values[j];
-    dot += x == y ? product : 0.0;
-    i += x <= y;
-    j += y <= x;
-  }
-  for (const float v : a.values) na += double{v} * v;
-  for (const float v : b.values) nb += double{v} * v;
-  return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
+  return detail::sparse_cosine(
+      a.indices.size(),
+      [&](std::size_t i) {
+        return std::pair{a.indices[i], a.values[i]};
+      },
+      b.indices.size(),
+      [&](std::size_t i) {
+        return std::pair{b.indices[i], b.values[i]};
+      });
 }
 
 template <class P, class Loss, bool kRegularised>
@@ -337,68 +330,54 @@ class Engine {
   // with no per-sample bookkeeping beyond a counter in a register (and, when other workers
   // measure staleness, the store of this worker's applied count); the sampled sample itself
   // takes the full step. Which samples are sampled is the same as stepping one by one.
+  //
+  // Replicas: the worker reads and writes a private copy of the model and every
+  // `merge_every_` samples adds what it changed (replica - base) to the shared store under the
+  // policy, re-reading it in the same pass. Cache lines then move between cores once per
+  // merge instead of once per colliding write. Sampled updates take the full step on the
+  // replica; their staleness counts the updates others merged between the worker's refresh
+  // (the values it read) and its merge (when its update reached the shared store).
   void run_range(WorkerState& s, const std::uint32_t* rows, std::size_t first, std::size_t last,
                  std::size_t len) {
     if (delayed_ || batched_ || slow_) {
       for (std::size_t pos = first; pos < last; ++pos) step(s, rows[pos], pos, len);
       return;
     }
-    if (merge_every_ > 0) return run_range_replicated(s, rows, first, last, len);
+    const bool replicated = merge_every_ > 0;
+    if (replicated && !s.replica_fresh) refresh_replica(s);
     std::size_t pos = first;
     while (pos < last) {
       // Samples that cannot be sampled: the staleness clock ticks once per sample, the
       // coherence clock once per update (at most one per sample), and a saved coherence
-      // gradient waits for the update `lag` updates after it.
+      // gradient waits for the update `lag` updates after it. A replica also stops at its
+      // next merge.
       std::uint64_t plain = last - pos;
+      if (replicated) plain = std::min(plain, merge_every_ - s.since_merge);
       if (measure_staleness_) plain = std::min(plain, s.staleness_clock.until_next());
       const bool coherence_clock_runs = coherence_ && !s.has_saved;
       if (coherence_clock_runs) plain = std::min(plain, s.coherence_clock.until_next());
       if (coherence_ && s.has_saved) plain = std::min(plain, s.saved_due - s.computed - 1);
       if (plain == 0) {
         prefetch_ahead(rows, pos, last);  // keeps the stretches' prefetch pipeline going
-        step(s, rows[pos], pos, len);
-        ++pos;
-        continue;
-      }
-      const std::size_t end = pos + static_cast<std::size_t>(plain);
-      const std::uint64_t updates = publish_ ? plain_loop<kPublishing>(s, rows, pos, end, last)
-                                             : plain_loop<kShared>(s, rows, pos, end, last);
-      if (measure_staleness_) s.staleness_clock.skip(plain);
-      if (coherence_clock_runs) s.coherence_clock.skip(updates);
-      pos = end;
-    }
-  }
-
-  // Replicas: the worker reads and writes a private copy of the model and every
-  // `merge_every_` samples adds what it changed (replica - base) to the shared store under the
-  // policy, then re-reads the shared store. Cache lines then move between cores once per
-  // merge instead of once per colliding write. Sampled updates take the full step on the
-  // replica; their staleness counts the updates others merged between the worker's refresh
-  // (the values it read) and its merge (when its update reached the shared store).
-  void run_range_replicated(WorkerState& s, const std::uint32_t* rows, std::size_t first,
-                            std::size_t last, std::size_t len) {
-    if (!s.replica_fresh) refresh_replica(s);
-    std::size_t pos = first;
-    while (pos < last) {
-      std::uint64_t plain = std::min<std::uint64_t>(last - pos, merge_every_ - s.since_merge);
-      if (measure_staleness_) plain = std::min(plain, s.staleness_clock.until_next());
-      const bool coherence_clock_runs = coherence_ && !s.has_saved;
-      if (coherence_clock_runs) plain = std::min(plain, s.coherence_clock.until_next());
-      if (coherence_ && s.has_saved) plain = std::min(plain, s.saved_due - s.computed - 1);
-      if (plain == 0) {
-        prefetch_ahead(rows, pos, last);
-        replica_step(s, rows[pos], pos, len);
-        ++pos;
-        ++s.since_merge;
+        if (replicated) {
+          replica_step(s, rows[pos], pos, len);
+        } else {
+          step(s, rows[pos], pos, len);
+        }
+        plain = 1;
       } else {
         const std::size_t end = pos + static_cast<std::size_t>(plain);
-        const std::uint64_t updates = plain_loop<kOnReplica>(s, rows, pos, end, last);
+        const std::uint64_t updates = replicated ? plain_loop<kOnReplica>(s, rows, pos, end, last)
+                                      : publish_ ? plain_loop<kPublishing>(s, rows, pos, end, last)
+                                                 : plain_loop<kShared>(s, rows, pos, end, last);
         if (measure_staleness_) s.staleness_clock.skip(plain);
         if (coherence_clock_runs) s.coherence_clock.skip(updates);
-        s.since_merge += plain;
-        pos = end;
       }
-      if (s.since_merge >= merge_every_) merge_replica(s);
+      pos += static_cast<std::size_t>(plain);
+      if (replicated) {
+        s.since_merge += plain;
+        if (s.since_merge >= merge_every_) merge_replica(s);
+      }
     }
   }
 
@@ -409,8 +388,7 @@ class Engine {
     const bool measured = s.staleness_clock.tick();
     float* w = s.replica.data();
     const auto row = data_.row(r);
-    float m = 0;
-    for (std::size_t k = 0; k < row.indices.size(); ++k) m += w[row.indices[k]] * row.values[k];
+    const float m = margin<Private>(w, row);
     const float g = Loss::derivative(m, y_[r]);
     if constexpr (!kRegularised) {
       if (g == 0.0f) return;
@@ -525,11 +503,7 @@ class Engine {
       const std::uint32_t r = rows[pos];
       prefetch_ahead(rows, pos, ahead_end);
       const auto row = data_.row(r);
-      float m = 0;
-      for (std::size_t k = 0; k < row.indices.size(); ++k) {
-        // A replica is private: plain loads.
-        m += (kReplica ? w[row.indices[k]] : P::load(w[row.indices[k]])) * row.values[k];
-      }
+      const float m = kReplica ? margin<Private>(w, row) : margin<P>(w, row);
       const float g = Loss::derivative(m, y_[r]);
       if constexpr (!kRegularised) {
         if (g == 0.0f) continue;
@@ -581,9 +555,7 @@ class Engine {
       others_at_read = others(s.id);
       read_ns = now_ns();
     }
-    float m = 0;
-    for (std::size_t k = 0; k < row.indices.size(); ++k)
-      m += P::load(w[row.indices[k]]) * row.values[k];
+    const float m = margin<P>(w, row);
     const float g = Loss::derivative(m, y_[r]);
     bool has_update = true;
     if constexpr (!kRegularised) has_update = g != 0.0f;
@@ -616,7 +588,7 @@ class Engine {
     std::int64_t sample_start = 0;
     if (slow_) {
       if (const double pause = s.speed->pause_ns(); pause > 0)
-        busy_wait(now_ns() + static_cast<std::int64_t>(pause));
+        detail::busy_wait(now_ns() + static_cast<std::int64_t>(pause));
       sample_start = now_ns();
     }
     if (s.batch_samples == 0) {
@@ -629,9 +601,7 @@ class Engine {
     }
     const auto row = data_.row(r);
     const float* w = store_.data();
-    float m = 0;
-    for (std::size_t k = 0; k < row.indices.size(); ++k)
-      m += P::load(w[row.indices[k]]) * row.values[k];
+    const float m = margin<P>(w, row);
     const float g = Loss::derivative(m, y_[r]);
     bool has_update = true;
     if constexpr (!kRegularised) has_update = g != 0.0f;
@@ -643,7 +613,7 @@ class Engine {
       const double extra = s.speed->extra_ns(static_cast<double>(now - sample_start));
       if (extra > 0) {
         now += static_cast<std::int64_t>(extra);
-        busy_wait(now);
+        detail::busy_wait(now);
       }
     }
     bool close = false;
@@ -720,6 +690,22 @@ class Engine {
   static constexpr std::size_t kRowAhead = 2;
   static constexpr std::size_t kOffsetAhead = 4;
 
+  // Reads of a worker's private replica: plain loads.
+  struct Private {
+    static float load(const float& x) { return x; }
+  };
+
+  // The margin w . x_row, each weight read through Reader::load (a policy or Private). Every
+  // path computes it in this one order, so they agree bit for bit.
+  template <class Reader>
+  [[gnu::always_inline]] inline float margin(const float* w, const SparseRow& row) const {
+    float m = 0;
+    for (std::size_t k = 0; k < row.indices.size(); ++k) {
+      m += Reader::load(w[row.indices[k]]) * row.values[k];
+    }
+    return m;
+  }
+
   // What the plain loop prefetches at position `pos` of a range ending at `end`.
   [[gnu::always_inline]] inline void prefetch_ahead(const std::uint32_t* rows, std::size_t pos,
                                                     std::size_t end) const {
@@ -753,8 +739,6 @@ class Engine {
     }
     return sum;
   }
-
-  static void busy_wait(std::int64_t until_ns) { detail::busy_wait(until_ns); }
 
   [[gnu::always_inline]] inline void apply(WorkerState& s, std::uint32_t r, float coef) {
     apply_row(r, coef);
@@ -983,10 +967,8 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
   // Each epoch shuffles the order the previous one left, so a resumed run replays the
   // shuffles of the epochs already done: its epochs then see the orders an uninterrupted run
   // sees.
-  for (int epoch = 1; epoch < first_epoch; ++epoch) {
-    detail::Rng rng(detail::derive_seed(config.seed, static_cast<std::uint64_t>(epoch)));
-    for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
-  }
+  for (int epoch = 1; epoch < first_epoch; ++epoch)
+    detail::shuffle_epoch(order, config.seed, epoch);
   const int workers = config.workers();
   std::vector<WorkerState> states;
   states.reserve(static_cast<std::size_t>(workers));
@@ -1010,8 +992,7 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
   const std::size_t chunk = callbacks.stop ? kStopChunk : std::numeric_limits<std::size_t>::max();
 
   for (int epoch = first_epoch; epoch <= config.epochs; ++epoch) {
-    detail::Rng rng(detail::derive_seed(config.seed, static_cast<std::uint64_t>(epoch)));
-    for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+    detail::shuffle_epoch(order, config.seed, epoch);
     const auto eta_f = static_cast<float>(eta);
     if (config.l2 > 0) {
       arena.execute([&] {

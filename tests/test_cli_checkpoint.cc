@@ -230,15 +230,25 @@ TEST_CASE("predict writes one prediction per example and the accuracy of labelle
   REQUIRE(r.code == 0);
   const std::string text = slurp(path("predictions.txt"));
   CHECK(std::count(text.begin(), text.end(), '\n') == 2000);
+  // Every line: a label and a probability; the labels agree with the test file's as often as
+  // the trainer's final test accuracy says, and that accuracy is the one printed.
   std::istringstream lines(text);
-  double label = 0, probability = 0;
-  lines >> label >> probability;
-  CHECK((label == 1 || label == -1));
-  CHECK((probability >= 0 && probability <= 1));
-  CHECK((label == 1) == (probability > 0.5));
-  // The accuracy printed is the trainer's final test accuracy.
+  std::istringstream truth(slurp(path("test.svm")));
+  std::size_t correct = 0, rows = 0;
+  for (std::string line, test_line; std::getline(lines, line) && std::getline(truth, test_line);
+       ++rows) {
+    std::istringstream fields(line);
+    double label = 0, probability = 0;
+    fields >> label >> probability;
+    CHECK((label == 1 || label == -1));
+    CHECK((probability >= 0 && probability <= 1));
+    correct += label == std::stod(test_line.substr(0, test_line.find(' ')));
+  }
+  CHECK(rows == 2000);
   const auto report = nlohmann::json::parse(slurp(path("predict.json")));
   const double accuracy = report["final"]["test_accuracy"];
+  CHECK(static_cast<double>(correct) / static_cast<double>(rows) ==
+        doctest::Approx(accuracy).epsilon(1e-12));
   char expected[64];
   std::snprintf(expected, sizeof expected, "accuracy %.2f%%", 100 * accuracy);
   CHECK(r.err.find(expected) != std::string::npos);

@@ -378,10 +378,7 @@ int run_predict(const PredictOptions& o) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   } else {
-    std::ofstream out(o.out, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw hogwild::SystemError(fmt::format("{}: cannot write", o.out));
+    write_text(o.out, text);
   }
   std::string summary =
       fmt::format("{} predictions with the {} model of epoch {}", rows, model.model, model.epoch);
@@ -390,6 +387,18 @@ int run_predict(const PredictOptions& o) {
   if (p.rmse) summary += fmt::format(", rmse {:.5f}", *p.rmse);
   fmt::print(stderr, "{}\n", summary);
   return 0;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    throw hogwild::SystemError(
+        fmt::format("{}: cannot open for writing: {}", path, std::strerror(errno)));
+  }
+  out << text;
+  out.flush();
+  if (!out)
+    throw hogwild::SystemError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
 }
 
 }  // namespace hogwild_cli

@@ -83,4 +83,7 @@ CLI::App* add_predict(CLI::App& app, PredictOptions& options);
 /// Runs `hogwild predict`; returns the exit code.
 int run_predict(const PredictOptions& options);
 
+/// Writes `text` to `path`, replacing it; SystemError with the errno text when it cannot.
+void write_text(const std::string& path, const std::string& text);
+
 }  // namespace hogwild_cli

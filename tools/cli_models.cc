@@ -26,13 +26,6 @@ std::string human_rate(double per_second) {
   return fmt::format("{:.0f}", per_second);
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.flush();
-  if (!out) throw hogwild::SystemError(fmt::format("{}: cannot write", path));
-}
-
 std::vector<std::size_t> parse_hidden(const std::string& text) {
   std::vector<std::size_t> widths;
   std::string_view rest = text;

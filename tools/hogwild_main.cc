@@ -37,13 +37,6 @@ std::string human_rate(double per_second) {
   return fmt::format("{:.0f}", per_second);
 }
 
-void write_text_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.flush();
-  if (!out) throw hogwild::SystemError(fmt::format("{}: cannot write", path.string()));
-}
-
 // CLI11 says "Could not convert: --epochs = abc"; every other option error reads
 // "--option: expected ..., found ...", so this one does too. The option's type comes from the
 // command that was given (argv[1], and argv[2] under `gen`).
@@ -297,7 +290,7 @@ void write_csv(const std::string& path, const hogwild::Report& report) {
                         e.test ? fmt::format("{}", e.test->loss) : "",
                         e.test ? fmt::format("{}", e.test->accuracy) : "");
   }
-  write_text_file(path, text);
+  hogwild_cli::write_text(path, text);
 }
 
 int run_train(TrainOptions& o) {
@@ -393,7 +386,7 @@ int run_train(TrainOptions& o) {
   const auto report =
       hogwild::train(config, train_data, test_ptr, callbacks, resumed ? &resume_from : nullptr);
   if (report.interrupted) {
-    if (!o.json.empty()) write_text_file(o.json, hogwild::to_json(report) + "\n");
+    if (!o.json.empty()) hogwild_cli::write_text(o.json, hogwild::to_json(report) + "\n");
     if (!o.csv.empty()) write_csv(o.csv, report);
     hogwild_cli::report_interrupted(stop_on_signal, report.epochs.back().epoch, report.resumed_from,
                                     o.checkpoint);
@@ -447,7 +440,7 @@ int run_train(TrainOptions& o) {
         serial_last.test && classifier ? fmt::format("{}", serial_last.test->accuracy) : "null",
         serial_last.train->loss, speedup);
   }
-  if (!o.json.empty()) write_text_file(o.json, json + "\n");
+  if (!o.json.empty()) hogwild_cli::write_text(o.json, json + "\n");
   if (!o.csv.empty()) write_csv(o.csv, report);
   return 0;
 }

@@ -68,6 +68,9 @@ struct ModelConfig {
   void validate() const;
   /// The config with every default filled in (step, l2, batch, threads).
   ModelConfig resolved() const;
+  /// Number of workers, real or virtual: K with --simulate K, 1 for the serial policy, else
+  /// --threads (0 = every core).
+  int workers() const;
 };
 
 /// One epoch's results; epoch 0 is the initial model. Absent values do not apply.
