@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Two `hogwild train` configurations on the same data, run alternately REPS times at
+# real-time priority when allowed (chrt -f 50, as root; plain otherwise): medians and ranges
+# of samples/s, and the ratio B/A of the medians. Each side may use its own CLI binary, to
+# compare two builds.
+#
+#   REPS=12 bench/interleave.sh "--threads 2 --staleness-sample 0 --coherence-sample 0" "--threads 2"
+#   HOGWILD_A=old/hogwild HOGWILD_B=build/release/hogwild bench/interleave.sh "--threads 2" "--threads 2"
+#
+# Data: the RCV1-like bench set (100k rows, 47,236 features, Zipf 1); EPOCHS (default 10).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+(($# == 2)) || { echo "usage: bench/interleave.sh 'OPTIONS A' 'OPTIONS B'" >&2; exit 2; }
+hogwild=${HOGWILD:-build/release/hogwild}
+bin_a=${HOGWILD_A:-$hogwild}
+bin_b=${HOGWILD_B:-$hogwild}
+reps=${REPS:-9}
+epochs=${EPOCHS:-10}
+data=data/generated/bench-100000x47236-k75-z1
+[[ -x $hogwild ]] || { cmake --preset release >/dev/null && cmake --build --preset release --target hogwild_cli; }
+if [[ ! -s $data.train.svm ]]; then
+  "$hogwild" gen sparse --rows 100000 --features 47236 --nnz-per-row 75 --zipf 1 --seed 1 \
+    --out "$data.train.svm" --test-rows 20000 --test-out "$data.test.svm" >/dev/null 2>&1
+fi
+priority=()
+chrt -f 50 true 2>/dev/null && priority=(chrt -f 50)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+rate() { grep -o '"samples_per_second": [-0-9.e+]*' "$1" | awk '{print $2}'; }
+summary() { sort -g | awk '{a[NR]=$1} END {printf "%.0f %.0f %.0f\n", a[int((NR+1)/2)], a[1], a[NR]}'; }
+for ((r = 1; r <= reps; r++)); do
+  # shellcheck disable=SC2086
+  "${priority[@]}" "$bin_a" train --train "$data.train.svm" --epochs "$epochs" --quiet \
+    --json "$tmp/a-$r.json" $1 >/dev/null
+  # shellcheck disable=SC2086
+  "${priority[@]}" "$bin_b" train --train "$data.train.svm" --epochs "$epochs" --quiet \
+    --json "$tmp/b-$r.json" $2 >/dev/null
+done
+read -r ma la ha < <(for ((r = 1; r <= reps; r++)); do rate "$tmp/a-$r.json"; done | summary)
+read -r mb lb hb < <(for ((r = 1; r <= reps; r++)); do rate "$tmp/b-$r.json"; done | summary)
+printf '| side | options | samples/s (median of %s) | range |\n|---|---|---|---|\n' "$reps"
+printf '| A | %s | %s | %s-%s |\n| B | %s | %s | %s-%s |\n' "$1" "$ma" "$la" "$ha" "$2" "$mb" "$lb" "$hb"
+echo "B/A = $(echo "$mb $ma" | awk '{printf "%.3f", $1/$2}')"
