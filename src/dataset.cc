@@ -1,6 +1,9 @@
 #include "hogwild/dataset.h"
 
 #include <algorithm>
+#include <numeric>
+
+#include "rng.h"
 
 namespace hogwild {
 
@@ -33,6 +36,26 @@ std::vector<std::uint32_t> feature_counts(const Dataset& data) {
   std::vector<std::uint32_t> counts(data.num_features, 0);
   for (const auto index : data.indices) ++counts[index];
   return counts;
+}
+
+void shuffle_rows(Dataset& data, std::uint64_t seed) {
+  const std::size_t n = data.rows();
+  std::vector<std::size_t> permutation(n);
+  std::iota(permutation.begin(), permutation.end(), std::size_t{0});
+  detail::Rng rng(detail::derive_seed(seed, 0x5707e5u));
+  for (std::size_t i = n; i > 1; --i) std::swap(permutation[i - 1], permutation[rng.below(i)]);
+  Dataset shuffled;
+  shuffled.row_offsets.reserve(n + 1);
+  shuffled.indices.reserve(data.nnz());
+  shuffled.values.reserve(data.nnz());
+  shuffled.labels.reserve(n);
+  for (const std::size_t r : permutation) {
+    const auto row = data.row(r);
+    shuffled.append(row.indices, row.values, data.labels[r]);
+  }
+  shuffled.num_features = data.num_features;  // may exceed the largest index (a test's width)
+  shuffled.source = std::move(data.source);
+  data = std::move(shuffled);
 }
 
 }  // namespace hogwild

@@ -31,6 +31,7 @@ ordered_json config_json(const TrainConfig& c) {
                     {"coherence_lag", c.coherence_lag},
                     {"simulate", c.simulate}};
   detail::add_schedule_config(json, c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
+  json["order"] = c.block_rows > 0 ? fmt::format("blocks:{}", c.block_rows) : "rows";
   // Samples between replica merges as the run resolved it; 0 = no replicas.
   json["replicate"] = c.replicate;
   return json;

@@ -44,6 +44,9 @@ void TrainConfig::validate() const {
   if (policy == Policy::kSerial && threads > 1) {
     fail("threads", "1 with --policy serial (it runs one worker)", threads);
   }
+  if (block_rows > (std::size_t{1} << 24)) {
+    fail("order", "rows or blocks:B with B in [1, 16777216]", fmt::format("blocks:{}", block_rows));
+  }
   if (replicate != kReplicateAuto && (replicate < 0 || replicate > (1 << 24))) {
     fail("replicate", "off, auto, or samples between merges in [1, 16777216]", replicate);
   }
@@ -967,8 +970,10 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
   // Each epoch shuffles the order the previous one left, so a resumed run replays the
   // shuffles of the epochs already done: its epochs then see the orders an uninterrupted run
   // sees.
-  for (int epoch = 1; epoch < first_epoch; ++epoch)
-    detail::shuffle_epoch(order, config.seed, epoch);
+  if (config.block_rows == 0) {
+    for (int epoch = 1; epoch < first_epoch; ++epoch)
+      detail::shuffle_epoch(order, config.seed, epoch);
+  }
   const int workers = config.workers();
   std::vector<WorkerState> states;
   states.reserve(static_cast<std::size_t>(workers));
@@ -992,7 +997,11 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
   const std::size_t chunk = callbacks.stop ? kStopChunk : std::numeric_limits<std::size_t>::max();
 
   for (int epoch = first_epoch; epoch <= config.epochs; ++epoch) {
-    detail::shuffle_epoch(order, config.seed, epoch);
+    if (config.block_rows > 0) {
+      detail::block_order(order, config.block_rows, config.seed, epoch);
+    } else {
+      detail::shuffle_epoch(order, config.seed, epoch);
+    }
     const auto eta_f = static_cast<float>(eta);
     if (config.l2 > 0) {
       arena.execute([&] {

@@ -209,6 +209,12 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
        "--replicate: expected off, auto or a count of samples between merges, found 'abc'"},
       {"--replicate 0", "--replicate: expected off, auto or a count of samples between merges"},
       {"--replicate 64 --delay const:2", "--replicate: expected off or auto with --delay"},
+      {"--order blocks:0",
+       "--order: expected rows, blocks or blocks:B with B in [1, 16777216], "
+       "found 'blocks:0'"},
+      {"--order shuffled", "--order: expected rows, blocks or blocks:B"},
+      {"--order blocks:12x", "--order: expected rows, blocks or blocks:B"},
+      {"--model softmax --order rows", "--order: expected only with the linear models"},
       {"--max-parameters 2",
        "good.svm: expected a model of at most 2 parameters "
        "(--max-parameters), found the largest feature index 3, which "

@@ -165,6 +165,15 @@ bool routes_to_models(const CLI::App& cmd, const ModelOptions& o) {
 
 int run_model_train(const CLI::App& cmd, const ModelOptions& o) {
   hogwild::ModelConfig config;
+  // Options of the sparse linear trainer alone: refused rather than ignored.
+  for (const char* linear_only : {"--replicate", "--order"}) {
+    if (cmd.get_option(linear_only)->count() > 0) {
+      throw hogwild::InputError(fmt::format(
+          "{}: expected only with the linear models (logistic, hinge, squared) on libsvm data, "
+          "found it with --model {} --format {}",
+          linear_only, given<std::string>(cmd, "--model").value_or("(default)"), o.format));
+    }
+  }
   if (o.format != "libsvm" && o.format != "idx" && o.format != "ratings") {
     throw hogwild::InputError(
         fmt::format("--format: expected one of libsvm, idx, ratings; found '{}'", o.format));

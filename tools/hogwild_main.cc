@@ -158,6 +158,7 @@ struct TrainOptions {
   std::string batch_reduce = "mean";
   std::string sharding = "static";
   std::string replicate = "auto";
+  std::string order = "blocks";
   std::string worker_speed;
   std::string straggler;
   std::string pause;
@@ -170,6 +171,25 @@ struct TrainOptions {
   std::string resume;
   std::size_t max_parameters = hogwild_cli::kDefaultMaxParameters;
 };
+
+// --order: rows -> 0; blocks -> the default run length; blocks:B -> B.
+std::size_t parse_order(const std::string& text) {
+  if (text == "rows") return 0;
+  if (text == "blocks") return hogwild::TrainConfig::kDefaultBlockRows;
+  std::size_t block = 0;
+  constexpr std::string_view kPrefix = "blocks:";
+  if (text.starts_with(kPrefix)) {
+    const char* first = text.data() + kPrefix.size();
+    const char* last = text.data() + text.size();
+    const auto [end, ec] = std::from_chars(first, last, block);
+    if (ec == std::errc{} && end == last && first != last && block >= 1 &&
+        block <= (std::size_t{1} << 24)) {
+      return block;
+    }
+  }
+  throw hogwild::InputError(fmt::format(
+      "--order: expected rows, blocks or blocks:B with B in [1, 16777216], found '{}'", text));
+}
 
 void add_train(CLI::App& app, TrainOptions& o) {
   auto* cmd =
@@ -243,6 +263,13 @@ void add_train(CLI::App& app, TrainOptions& o) {
                   "off, auto (with 2 to 9 threads, single-sample updates and a model of up to "
                   "1M weights: M = 2048 / (threads - 1), so others' updates reach a worker "
                   "within ~2048 updates) or M")
+      ->capture_default_str();
+  cmd->add_option("--order", o.order,
+                  "the order each epoch visits the training rows: rows (a fresh random "
+                  "permutation of the rows) or blocks[:B] (B consecutive stored rows at a time, "
+                  "default 128, the blocks in a fresh random order, rows stored in a random order "
+                  "drawn from --seed at load: reads stream through memory instead of missing the "
+                  "caches on every row)")
       ->capture_default_str();
   cmd->add_option("--sharding", o.sharding,
                   "static: each worker gets an equal slice of every epoch; dynamic: workers claim "
@@ -332,6 +359,7 @@ int run_train(TrainOptions& o) {
     }
     config.replicate = merge_every;
   }
+  config.block_rows = parse_order(o.order);
   if (!o.worker_speed.empty()) config.speed.parse_speeds(o.worker_speed);
   if (!o.straggler.empty()) config.speed.parse_straggler(o.straggler);
   if (!o.pause.empty()) config.speed.parse_pause(o.pause);
@@ -339,8 +367,11 @@ int run_train(TrainOptions& o) {
   const bool classifier = hogwild::is_classifier(config.loss);
   const hogwild_cli::StopOnSignal stop_on_signal;
 
-  const auto train_data = hogwild::read_libsvm(o.train);
+  auto train_data = hogwild::read_libsvm(o.train);
   if (classifier) hogwild_cli::check_binary_labels(train_data, o.train);
+  // Runs of stored rows must be random samples, whatever order the file is in (sorted by
+  // label, say): the storage is shuffled once, from --seed, so a resumed run sees it again.
+  if (config.block_rows > 0) hogwild::shuffle_rows(train_data, config.seed);
   // What a checkpoint of this run holds besides its progress; --resume must match it.
   hogwild::Checkpoint checkpoint;
   checkpoint.model = o.model;

@@ -55,4 +55,9 @@ DatasetStats describe(const Dataset& data);
 /// Number of examples in which each feature is nonzero (size data.num_features).
 std::vector<std::uint32_t> feature_counts(const Dataset& data);
 
+/// Rewrites the rows' storage in a random order drawn from `seed` (rows keep their labels),
+/// so that runs of consecutive stored rows are random samples: what TrainConfig::block_rows
+/// assumes of a file that may be sorted (by label, by date). Holds two copies while it runs.
+void shuffle_rows(Dataset& data, std::uint64_t seed);
+
 }  // namespace hogwild
