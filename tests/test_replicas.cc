@@ -127,7 +127,11 @@ TEST_CASE("--replicate: auto resolves from the run, explicit values are checked"
   c.threads = 4;
   CHECK(c.resolved_replicate(47236) == 682);  // the others' delay stays within 2048 updates
   c.threads = 16;
-  CHECK(c.resolved_replicate(47236) == 0);  // merges every 136 samples would dominate
+  CHECK(c.resolved_replicate(47236) == 136);
+  c.threads = 17;
+  CHECK(c.resolved_replicate(47236) == 128);
+  c.threads = 18;
+  CHECK(c.resolved_replicate(47236) == 0);  // merges every 120 samples would dominate
   c.threads = 2;
   CHECK(c.resolved_replicate(10'000'000) == 0);  // a merge would scan 40 MB
   c.threads = 1;

@@ -260,7 +260,7 @@ void add_train(CLI::App& app, TrainOptions& o) {
   cmd->add_option("--replicate", o.replicate,
                   "per-worker model replicas against cache-line contention: each worker trains "
                   "a private copy and adds its changes to the shared model every M samples; "
-                  "off, auto (with 2 to 9 threads, single-sample updates and a model of up to "
+                  "off, auto (with 2 to 17 threads, single-sample updates and a model of up to "
                   "1M weights: M = 2048 / (threads - 1), so others' updates reach a worker "
                   "within ~2048 updates) or M")
       ->capture_default_str();
