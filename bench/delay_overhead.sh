@@ -35,6 +35,8 @@ for policy_threads in "serial 1" "racy 2"; do
   for ((r = 1; r <= reps; r++)); do
     for c in "${configs[@]}"; do
       common=(train --train "$data.train.svm" --policy "$policy" --threads "$threads" --epochs "$epochs" --quiet --json "$tmp/$c-$policy-$r.json")
+      # The base build only knows a fresh permutation of rows per epoch: this build does the same.
+      [[ $c == base ]] || common+=(--order rows)
       case $c in
         base) "$base_dir/build/hogwild" "${common[@]}" >/dev/null ;;
         none) "$hogwild" "${common[@]}" --staleness-sample 0 --coherence-sample 0 >/dev/null ;;

@@ -87,6 +87,8 @@ def main():
               "--staleness-sample", "0.2", *a.extra.split()]
     if dense:
         common += ["--format", "idx", "--model", a.model, "--limit", str(a.limit)]
+    else:
+        common += ["--order", "rows"]  # as when docs/experiments.md's figures were taken
         if a.model == "mlp":
             common += ["--hidden", a.hidden]
     load_before = os.getloadavg()

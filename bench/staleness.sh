@@ -24,8 +24,9 @@ printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 run() {
   local mode=$1 workers=$2 delay=$3 out=$tmp/r.json
   # Plain shared Hogwild! (replicas would make a no-delay run's staleness their merge delay).
-  local args=(--threads "$workers" --replicate "${REPLICATE:-off}")
-  [[ $mode == simulate ]] && args=(--simulate "$workers")
+  # Rows in a fresh permutation per epoch, as when docs/staleness.md's figures were taken.
+  local args=(--threads "$workers" --replicate "${REPLICATE:-off}" --order "${ORDER:-rows}")
+  [[ $mode == simulate ]] && args=(--simulate "$workers" --order "${ORDER:-rows}")
   "$hogwild" train --train "$data.train.svm" --epochs "$epochs" --delay "$delay" \
     --staleness-sample 0.1 --quiet --json "$out" "${args[@]}" >/dev/null
   get "$out" "'| $mode | $workers | $delay | %.2f | %.2f | %g | %g | %g | %g | %.2f | %.2f | %.0f |' % (j['delay']['mean'], j['staleness']['mean'], j['staleness']['p50'], j['staleness']['p90'], j['staleness']['p99'], j['staleness']['max'], j['staleness']['micros']['mean'], j['staleness']['micros']['p99'], j['samples_per_second'])"
