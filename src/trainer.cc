@@ -761,11 +761,21 @@ class Engine {
   // path computes it in this one order, so they agree bit for bit.
   template <class Reader>
   [[gnu::always_inline]] inline float margin(const float* w, const SparseRow& row) const {
-    float m = 0;
-    for (std::size_t k = 0; k < row.indices.size(); ++k) {
-      m += Reader::load(w[row.indices[k]]) * row.values[k];
+    // Four partial sums: one sum's chain of dependent additions (75 of them, 3-4 cycles each)
+    // was most of a sample's time once rows stream from memory.
+    const std::uint32_t* idx = row.indices.data();
+    const float* val = row.values.data();
+    const std::size_t n = row.indices.size();
+    float m0 = 0, m1 = 0, m2 = 0, m3 = 0;
+    std::size_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+      m0 += Reader::load(w[idx[k]]) * val[k];
+      m1 += Reader::load(w[idx[k + 1]]) * val[k + 1];
+      m2 += Reader::load(w[idx[k + 2]]) * val[k + 2];
+      m3 += Reader::load(w[idx[k + 3]]) * val[k + 3];
     }
-    return m;
+    for (; k < n; ++k) m0 += Reader::load(w[idx[k]]) * val[k];
+    return (m0 + m1) + (m2 + m3);
   }
 
   // What the plain loop prefetches at position `pos` of a range ending at `end`.
