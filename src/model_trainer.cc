@@ -931,41 +931,7 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
   report.train_seconds = elapsed;
   report.samples_per_second = elapsed > 0 ? static_cast<double>(report.samples) / elapsed : 0.0;
   report.weights = store.snapshot();
-  // What the workers measured.
-  report.injected_delays.assign(config.delay.max_delay() + 1, 0);
-  std::vector<double> coherence_sum;
-  std::vector<std::uint64_t> coherence_count;
-  for (const auto& ws : workers) {
-    report.updates_computed += ws->computed;
-    report.updates_applied += ws->applied;
-    report.staleness.updates.merge(ws->staleness.updates);
-    report.staleness.nanos.merge(ws->staleness.nanos);
-    report.staleness_per_worker.push_back(ws->staleness);
-    WorkerSummary summary;
-    summary.updates = ws->applied;
-    summary.samples = ws->samples;
-    summary.batch_sizes = ws->batch_sizes;
-    summary.windows_ns = ws->windows_ns;
-    report.batch_sizes.merge(ws->batch_sizes);
-    report.windows_ns.merge(ws->windows_ns);
-    report.workers.push_back(std::move(summary));
-    for (std::size_t d = 0; d < ws->injected.size(); ++d)
-      report.injected_delays[d] += ws->injected[d];
-    coherence_sum.resize(ws->coherence_sum.size(), 0.0);
-    coherence_count.resize(ws->coherence_sum.size(), 0);
-    for (std::size_t w = 0; w < ws->coherence_sum.size(); ++w) {
-      coherence_sum[w] += ws->coherence_sum[w];
-      coherence_count[w] += ws->coherence_count[w];
-    }
-  }
-  for (std::size_t w = 0; w < coherence_sum.size(); ++w) {
-    if (coherence_count[w] == 0) continue;
-    const std::size_t epoch = w / detail::kCoherenceWindowsPerEpoch;
-    const std::size_t part = w % detail::kCoherenceWindowsPerEpoch + 1;
-    report.coherence.push_back({epoch * n + part * n / detail::kCoherenceWindowsPerEpoch,
-                                coherence_sum[w] / static_cast<double>(coherence_count[w]),
-                                coherence_count[w]});
-  }
+  detail::summarise_workers(workers, n, report);
   return report;
 }
 

@@ -9,10 +9,14 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <vector>
 
 #include "hogwild/error.h"
 #include "hogwild/param_store.h"
 #include "hogwild/random.h"
+#include "hogwild/staleness.h"
+#include "hogwild/trainer.h"
 
 namespace hogwild::detail {
 
@@ -117,5 +121,65 @@ class SampleClock {
   Rng rng_;
   std::uint64_t countdown_ = 0;
 };
+
+/// A worker state itself, or the one a pointer holds (the trainers keep them either way).
+template <class State>
+const State& worker_state(const State& state) {
+  return state;
+}
+template <class State>
+const State& worker_state(const std::unique_ptr<State>& state) {
+  return *state;
+}
+
+/// Adds what the workers measured to a trainer's report: update counts, staleness (all
+/// workers and per worker), per-worker summaries, batch sizes and time windows, the injected
+/// delay counts (trailing zero counts dropped, at least one bin) and the coherence curve
+/// (kCoherenceWindowsPerEpoch windows per epoch of `rows` samples). A worker that recorded
+/// no minibatch made single-sample updates: its batch sizes read 1 for each update.
+template <class Report, class Workers>
+void summarise_workers(const Workers& workers, std::size_t rows, Report& report) {
+  report.injected_delays.assign(1, 0);
+  std::vector<double> coherence_sum;
+  std::vector<std::uint64_t> coherence_count;
+  for (const auto& held : workers) {
+    const auto& s = worker_state(held);
+    report.updates_computed += s.computed;
+    report.updates_applied += s.applied;
+    report.staleness.updates.merge(s.staleness.updates);
+    report.staleness.nanos.merge(s.staleness.nanos);
+    report.staleness_per_worker.push_back(s.staleness);
+    WorkerSummary summary;
+    summary.updates = s.applied;
+    summary.samples = s.samples;
+    summary.batch_sizes = s.batch_sizes;
+    if (summary.batch_sizes.count() == 0 && s.applied > 0) summary.batch_sizes.record(1, s.applied);
+    summary.windows_ns = s.windows_ns;
+    report.batch_sizes.merge(summary.batch_sizes);
+    report.windows_ns.merge(s.windows_ns);
+    report.workers.push_back(std::move(summary));
+    if (report.injected_delays.size() < s.injected.size()) {
+      report.injected_delays.resize(s.injected.size(), 0);
+    }
+    for (std::size_t d = 0; d < s.injected.size(); ++d) report.injected_delays[d] += s.injected[d];
+    coherence_sum.resize(std::max(coherence_sum.size(), s.coherence_sum.size()), 0.0);
+    coherence_count.resize(coherence_sum.size(), 0);
+    for (std::size_t w = 0; w < s.coherence_sum.size(); ++w) {
+      coherence_sum[w] += s.coherence_sum[w];
+      coherence_count[w] += s.coherence_count[w];
+    }
+  }
+  while (report.injected_delays.size() > 1 && report.injected_delays.back() == 0) {
+    report.injected_delays.pop_back();
+  }
+  for (std::size_t w = 0; w < coherence_sum.size(); ++w) {
+    if (coherence_count[w] == 0) continue;
+    const std::size_t epoch = w / kCoherenceWindowsPerEpoch;
+    const std::size_t part = w % kCoherenceWindowsPerEpoch + 1;
+    report.coherence.push_back(CoherencePoint{
+        epoch * rows + part * rows / kCoherenceWindowsPerEpoch,
+        coherence_sum[w] / static_cast<double>(coherence_count[w]), coherence_count[w]});
+  }
+}
 
 }  // namespace hogwild::detail

@@ -901,47 +901,6 @@ class Engine {
   std::uint64_t merge_every_;  // samples between replica merges; 0: no replicas
 };
 
-void summarise_workers(const std::vector<WorkerState>& states, std::size_t n, Report& report) {
-  report.injected_delays.assign(states.empty() ? 1 : states.front().injected.size(), 0);
-  std::vector<double> coherence_sum;
-  std::vector<std::uint64_t> coherence_count;
-  for (const auto& s : states) {
-    report.updates_computed += s.computed;
-    report.updates_applied += s.applied;
-    report.staleness.updates.merge(s.staleness.updates);
-    report.staleness.nanos.merge(s.staleness.nanos);
-    report.staleness_per_worker.push_back(s.staleness);
-    WorkerSummary summary;
-    summary.updates = s.applied;
-    summary.samples = s.samples;
-    summary.batch_sizes = s.batch_sizes;
-    if (summary.batch_sizes.count() == 0 && s.applied > 0) summary.batch_sizes.record(1, s.applied);
-    summary.windows_ns = s.windows_ns;
-    report.batch_sizes.merge(summary.batch_sizes);
-    report.windows_ns.merge(s.windows_ns);
-    report.workers.push_back(std::move(summary));
-    for (std::size_t d = 0; d < s.injected.size(); ++d) report.injected_delays[d] += s.injected[d];
-    coherence_sum.resize(s.coherence_sum.size(), 0.0);
-    coherence_count.resize(s.coherence_sum.size(), 0);
-    for (std::size_t w = 0; w < s.coherence_sum.size(); ++w) {
-      coherence_sum[w] += s.coherence_sum[w];
-      coherence_count[w] += s.coherence_count[w];
-    }
-  }
-  while (!report.injected_delays.empty() && report.injected_delays.back() == 0 &&
-         report.injected_delays.size() > 1) {
-    report.injected_delays.pop_back();
-  }
-  for (std::size_t w = 0; w < coherence_sum.size(); ++w) {
-    if (coherence_count[w] == 0) continue;
-    const std::size_t epoch = w / kCoherenceWindowsPerEpoch;
-    const std::size_t part = w % kCoherenceWindowsPerEpoch + 1;
-    report.coherence.push_back(CoherencePoint{
-        epoch * n + part * n / kCoherenceWindowsPerEpoch,
-        coherence_sum[w] / static_cast<double>(coherence_count[w]), coherence_count[w]});
-  }
-}
-
 }  // namespace
 
 std::vector<float> label_values(LossKind loss, const Dataset& data) {
@@ -1216,7 +1175,7 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
     }
     eta *= config.decay;
   }
-  summarise_workers(states, n, report);
+  detail::summarise_workers(states, n, report);
   report.train_seconds = elapsed;
   report.samples_per_second = elapsed > 0 ? static_cast<double>(report.samples) / elapsed : 0.0;
   report.weights = store.snapshot();
