@@ -14,6 +14,7 @@
 #include <numeric>
 #include <thread>
 
+#include "delay_queue.h"
 #include "hogwild/error.h"
 #include "hogwild/policy.h"
 #include "minibatch.h"
@@ -203,7 +204,7 @@ struct WorkerState {
     bool measured;
   };
   std::optional<DelaySampler> delays;
-  std::vector<Pending> pending;
+  detail::DelayQueue<Pending> pending;
   std::vector<std::vector<std::uint32_t>> slot_idx;
   std::vector<std::vector<float>> slot_grad;
   std::vector<std::uint32_t> free_slots;
@@ -222,12 +223,6 @@ struct WorkerState {
   std::vector<std::pair<std::uint32_t, float>> current;
   std::vector<double> coherence_sum;
   std::vector<std::uint64_t> coherence_count;
-};
-
-struct LaterFirst {
-  bool operator()(const WorkerState::Pending& a, const WorkerState::Pending& b) const {
-    return a.due != b.due ? a.due > b.due : a.seq > b.seq;
-  }
 };
 
 // Cosine between two gradients given as (index, value) sorted by index.
@@ -289,9 +284,7 @@ std::uint64_t others_applied(std::span<detail::AppliedCounter> counters, int sel
 template <class P>
 void pop_and_apply(const ModelConfig& config, ParamStore& store, detail::OptimizerState& state,
                    WorkerState& ws, std::span<detail::AppliedCounter> counters, int worker) {
-  std::pop_heap(ws.pending.begin(), ws.pending.end(), LaterFirst{});
-  const WorkerState::Pending u = ws.pending.back();
-  ws.pending.pop_back();
+  const WorkerState::Pending u = ws.pending.pop();
   const auto& idx = ws.slot_idx[u.slot];
   const auto& g = ws.slot_grad[u.slot];
   apply_update<P>(config, store, state, ws,
@@ -554,10 +547,9 @@ void close_window(const EpochContext& c, WorkerState& ws, int worker) {
       if (slot_i.size() < idx.size()) slot_i.resize(ws.idx.size());
       std::copy(idx.begin(), idx.end(), slot_i.begin());
     }
-    ws.pending.push_back({ws.step + d, ws.seq++, others_at_read, read_ns, t, eta, slot,
-                          static_cast<std::uint32_t>(g.size()), idx.empty(), measured});
-    std::push_heap(ws.pending.begin(), ws.pending.end(), LaterFirst{});
-    while (!ws.pending.empty() && ws.pending.front().due <= ws.step) {
+    ws.pending.push({ws.step + d, ws.seq++, others_at_read, read_ns, t, eta, slot,
+                     static_cast<std::uint32_t>(g.size()), idx.empty(), measured});
+    while (ws.pending.due(ws.step)) {
       pop_and_apply<P>(config, store, state, ws, counters, worker);
     }
   }

@@ -17,6 +17,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "delay_queue.h"
 #include "hogwild/error.h"
 #include "hogwild/policy.h"
 #include "minibatch.h"
@@ -211,12 +212,6 @@ struct Pending {
 
 using RowCoef = std::pair<std::uint32_t, float>;
 
-struct LaterFirst {
-  bool operator()(const Pending& a, const Pending& b) const {
-    return a.due != b.due ? a.due > b.due : a.seq > b.seq;
-  }
-};
-
 // Everything one worker (thread or virtual) owns; aligned so workers never share a line.
 struct alignas(kCacheLine) WorkerState {
   WorkerState(int worker, const TrainConfig& config, std::uint64_t seed_base)
@@ -250,7 +245,7 @@ struct alignas(kCacheLine) WorkerState {
   DelaySampler delays;
   SampleClock staleness_clock;
   SampleClock coherence_clock;
-  std::vector<Pending> pending;  // a heap, never beyond max_delay + 1 entries
+  detail::DelayQueue<Pending> pending;  // never beyond max_delay + 1 entries
   std::vector<std::uint64_t> injected;
   // Coherence: a sampled update's (row, coef), compared with the update `lag` later.
   std::uint32_t saved_row = 0;
@@ -631,13 +626,11 @@ class Engine {
       } else {
         const std::uint32_t d = s.delays.next();
         ++s.injected[d];
-        s.pending.push_back(
-            Pending{s.step + d, s.seq++, others_at_read, read_ns, r, coef, 0, measured});
-        std::push_heap(s.pending.begin(), s.pending.end(), LaterFirst{});
+        s.pending.push(Pending{s.step + d, s.seq++, others_at_read, read_ns, r, coef, 0, measured});
       }
     }
     if (delayed_) {
-      while (!s.pending.empty() && s.pending.front().due <= s.step) pop_and_apply(s);
+      while (s.pending.due(s.step)) pop_and_apply(s);
     }
     ++s.step;
   }
@@ -724,16 +717,14 @@ class Engine {
           payload[i] = {s.batch[i].first, scale * s.batch[i].second};
         const std::uint32_t d = s.delays.next();
         ++s.injected[d];
-        s.pending.push_back(Pending{s.step + d, s.seq++, s.batch_others_at_read, s.batch_read_ns,
-                                    slot, 0.0f, static_cast<std::uint32_t>(s.batch.size()),
-                                    s.batch_measured});
-        std::push_heap(s.pending.begin(), s.pending.end(), LaterFirst{});
+        s.pending.push(Pending{s.step + d, s.seq++, s.batch_others_at_read, s.batch_read_ns, slot,
+                               0.0f, static_cast<std::uint32_t>(s.batch.size()), s.batch_measured});
       }
     }
     s.batch.clear();
     s.batch_samples = 0;
     if (delayed_) {
-      while (!s.pending.empty() && s.pending.front().due <= s.step) pop_and_apply(s);
+      while (s.pending.due(s.step)) pop_and_apply(s);
     }
     ++s.step;
   }
@@ -843,9 +834,7 @@ class Engine {
   }
 
   void pop_and_apply(WorkerState& s) {
-    std::pop_heap(s.pending.begin(), s.pending.end(), LaterFirst{});
-    const Pending u = s.pending.back();
-    s.pending.pop_back();
+    const Pending u = s.pending.pop();
     if (u.count == 0) {
       apply(s, u.row, u.coef);
     } else {

@@ -2,18 +2,21 @@
 #include <doctest/doctest.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "delay_queue.h"
 #include "hogwild/delay.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
 #include "hogwild/report.h"
 #include "hogwild/staleness.h"
 #include "hogwild/trainer.h"
+#include "rng.h"
 #include "test_support.h"
 
 using namespace hogwild;
@@ -329,4 +332,39 @@ TEST_CASE("histogram quantiles are exact below 64 and within 3% above") {
   for (std::size_t b = 0; b < 1400; ++b) {  // up to 2^47
     CHECK(Histogram::bucket_of(Histogram::lower_bound_of(b)) == b);
   }
+}
+
+TEST_CASE("the delay queue releases entries by due step, ties in order of computation") {
+  struct Entry {
+    std::uint64_t due;
+    std::uint64_t seq;
+  };
+  detail::DelayQueue<Entry> q;
+  CHECK(q.empty());
+  CHECK_FALSE(q.due(1000));
+  // Due steps drawn with a fixed seed, many ties; seq is the order of pushing.
+  detail::Rng rng(12);
+  std::vector<Entry> pushed;
+  for (std::uint64_t seq = 0; seq < 500; ++seq) {
+    const Entry e{rng.below(40), seq};
+    pushed.push_back(e);
+    q.push(e);
+  }
+  std::stable_sort(pushed.begin(), pushed.end(),
+                   [](const Entry& a, const Entry& b) { return a.due < b.due; });
+  std::size_t i = 0;
+  for (std::uint64_t step = 0; step < 40; ++step) {
+    while (q.due(step)) {
+      const Entry e = q.pop();
+      REQUIRE(i < pushed.size());
+      CHECK(e.due == pushed[i].due);
+      CHECK(e.seq == pushed[i].seq);
+      CHECK(e.due <= step);
+      ++i;
+    }
+    // Nothing due at `step` is left behind.
+    CHECK((q.empty() || !q.due(step)));
+  }
+  CHECK(i == pushed.size());
+  CHECK(q.empty());
 }
