@@ -32,6 +32,12 @@ void generate() {
 
 }  // namespace
 
+namespace {
+std::string json_order(const std::string& report) {
+  return nlohmann::json::parse(slurp(report))["config"]["order"].get<std::string>();
+}
+}  // namespace
+
 TEST_CASE("gen, info and train produce a JSON report with the documented fields") {
   generate();
   const auto info = run("info " + path("train.svm"));
@@ -46,6 +52,9 @@ TEST_CASE("gen, info and train produce a JSON report with the documented fields"
   REQUIRE(r.code == 0);
   CHECK(r.out.find("test_acc") != std::string::npos);
   CHECK(r.out.find("speed-up over serial") != std::string::npos);
+  CHECK(r.out.find("order: blocks of 128 stored rows (storage shuffled at load), replicas: "
+                   "merged every 2048 samples (auto)") != std::string::npos);
+  CHECK(json_order(path("report.json")) == "blocks:128");
   const auto json = nlohmann::json::parse(slurp(path("report.json")));
   for (const char* key : {"model", "policy", "threads", "epochs", "step", "decay", "l2", "seed"}) {
     CHECK(json["config"].contains(key));

@@ -399,6 +399,16 @@ int run_train(TrainOptions& o) {
   fmt::print("model: {}, policy: {}, {}: {}, epochs: {}, step: {}, decay: {}, l2: {}, delay: {}\n",
              o.model, o.policy, config.simulate > 0 ? "virtual workers" : "threads",
              config.workers(), config.epochs, config.step, config.decay, config.l2, o.delay);
+  const int merge_every =
+      config.resolved_replicate(std::max<std::size_t>(1, train_data.num_features));
+  fmt::print(
+      "order: {}, replicas: {}\n",
+      config.block_rows > 0
+          ? fmt::format("blocks of {} stored rows (storage shuffled at load)", config.block_rows)
+          : std::string("a fresh permutation of the rows each epoch"),
+      merge_every > 0 ? fmt::format("merged every {} samples{}", merge_every,
+                                    o.replicate == "auto" ? " (auto)" : "")
+                      : std::string("off"));
 
   hogwild::Callbacks callbacks;
   if (!o.quiet) {
