@@ -7,12 +7,11 @@
 # Runs are interleaved REPS times; medians of samples/s are reported with ratios to base.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-hogwild=${HOGWILD:-build/release/hogwild}
+source bench/common.sh
 base_rev=${BASE_REV:-7b9329f}
 base_dir=${BASE_DIR:-build/base-$base_rev}
 reps=${REPS:-7}
 epochs=${EPOCHS:-5}
-[[ -x $hogwild ]] || { cmake --preset release >/dev/null && cmake --build --preset release --target hogwild_cli; }
 if [[ ! -x $base_dir/build/hogwild ]]; then
   rm -rf "$base_dir" && mkdir -p "$base_dir"
   git archive "$base_rev" | tar -x -C "$base_dir"
@@ -20,15 +19,10 @@ if [[ ! -x $base_dir/build/hogwild ]]; then
     -DHOGWILD_BUILD_TESTS=OFF -DHOGWILD_BUILD_BENCHES=OFF >/dev/null
   cmake --build "$base_dir/build" --target hogwild_cli >/dev/null
 fi
-data=data/generated/bench-100000x47236-k75-z1
-if [[ ! -s $data.train.svm ]]; then
-  "$hogwild" gen sparse --rows 100000 --features 47236 --nnz-per-row 75 --zipf 1 --seed 1 \
-    --out "$data.train.svm" --test-rows 20000 --test-out "$data.test.svm" >/dev/null 2>&1
-fi
+data=$(bench_data 100000 47236 75 1 2>/dev/null)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rate() { grep -o '"samples_per_second": [-0-9.e+]*' "$1" | awk '{print $2}'; }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 configs=(base none default full)
 for policy_threads in "serial 1" "racy 2"; do
   read -r policy threads <<<"$policy_threads"

@@ -16,8 +16,7 @@
 # Installs liblinear-tools and python3-sklearn with apt-get when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-hogwild=${HOGWILD:-build/release/hogwild}
-[[ -x $hogwild ]] || { cmake --preset release >/dev/null && cmake --build --preset release --target hogwild_cli; }
+source bench/common.sh
 
 rows=${ROWS:-100000}
 features=${FEATURES:-47236}
@@ -41,12 +40,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
 fi
 
-data=data/generated/bench-${rows}x${features}-k${nnz}-z${zipf}
-mkdir -p data/generated
-if [[ ! -s $data.test.svm ]]; then
-  "$hogwild" gen sparse --rows "$rows" --features "$features" --nnz-per-row "$nnz" --zipf "$zipf" \
-    --seed 1 --out "$data.train.svm" --test-rows 20000 --test-out "$data.test.svm" >&2
-fi
+data=$(bench_data "$rows" "$features" "$nnz" "$zipf")
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -11,17 +11,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 (($# == 2)) || { echo "usage: bench/interleave.sh 'OPTIONS A' 'OPTIONS B'" >&2; exit 2; }
-hogwild=${HOGWILD:-build/release/hogwild}
+source bench/common.sh
 bin_a=${HOGWILD_A:-$hogwild}
 bin_b=${HOGWILD_B:-$hogwild}
 reps=${REPS:-9}
 epochs=${EPOCHS:-10}
-data=data/generated/bench-100000x47236-k75-z1
-[[ -x $hogwild ]] || { cmake --preset release >/dev/null && cmake --build --preset release --target hogwild_cli; }
-if [[ ! -s $data.train.svm ]]; then
-  "$hogwild" gen sparse --rows 100000 --features 47236 --nnz-per-row 75 --zipf 1 --seed 1 \
-    --out "$data.train.svm" --test-rows 20000 --test-out "$data.test.svm" >/dev/null 2>&1
-fi
+data=$(bench_data 100000 47236 75 1 2>/dev/null)
 priority=()
 chrt -f 50 true 2>/dev/null && priority=(chrt -f 50)
 tmp=$(mktemp -d)

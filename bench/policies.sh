@@ -7,8 +7,7 @@
 #   FEATURES=10000000 ZIPF=0 bench/policies.sh   the 10M-feature uniform set
 set -euo pipefail
 cd "$(dirname "$0")/.."
-hogwild=${HOGWILD:-build/release/hogwild}
-[[ -x $hogwild ]] || { cmake --preset release >/dev/null && cmake --build --preset release --target hogwild_cli; }
+source bench/common.sh
 
 features=${FEATURES:-47236}
 zipf=${ZIPF:-1}
@@ -17,12 +16,7 @@ nnz=${NNZ:-75}
 epochs=${EPOCHS:-10}
 reps=${REPS:-3}
 threads_list=${THREADS:-"1 2"}
-data=data/generated/bench-${rows}x${features}-k${nnz}-z${zipf}
-mkdir -p data/generated
-if [[ ! -s $data.test.svm ]]; then
-  "$hogwild" gen sparse --rows "$rows" --features "$features" --nnz-per-row "$nnz" --zipf "$zipf" \
-    --seed 1 --out "$data.train.svm" --test-rows 20000 --test-out "$data.test.svm"
-fi
+data=$(bench_data "$rows" "$features" "$nnz" "$zipf")
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -40,7 +34,6 @@ for ((r = 1; r <= reps; r++)); do
 done
 
 field() { grep -o "\"$2\": [-0-9.e+]*" "$1" | head -1 | awk '{print $2}'; }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 rate() { for ((r = 1; r <= reps; r++)); do field "$tmp/$1-$2-$r.json" samples_per_second; done | median; }
 
 serial=$(rate serial 1)

@@ -13,21 +13,15 @@
 #   REPS=5 EPOCHS=10 THREADS=2 MERGES="256 1024 4096 16384" bench/replicas.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-hogwild=${HOGWILD:-build/release/hogwild}
+source bench/common.sh
 reps=${REPS:-5}
 epochs=${EPOCHS:-10}
 threads=${THREADS:-2}
 merges=${MERGES:-256 1024 4096 16384}
-[[ -x $hogwild ]] || { cmake --preset release >/dev/null && cmake --build --preset release --target hogwild_cli; }
-data=data/generated/bench-100000x47236-k75-z1
-if [[ ! -s $data.train.svm ]]; then
-  "$hogwild" gen sparse --rows 100000 --features 47236 --nnz-per-row 75 --zipf 1 --seed 1 \
-    --out "$data.train.svm" --test-rows 20000 --test-out "$data.test.svm" >/dev/null 2>&1
-fi
+data=$(bench_data 100000 47236 75 1 2>/dev/null)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 field() { /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 variants=("serial 1 off" "racy 1 off" "racy $threads off")
 for m in $merges; do variants+=("racy $threads $m"); done

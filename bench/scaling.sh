@@ -20,34 +20,23 @@
 #   DATASETS=47k bench/scaling.sh                        (47k, 10m or "47k 10m", the default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-hogwild=${HOGWILD:-build/release/hogwild}
+source bench/common.sh
 python=${PYTHON:-/usr/bin/python3}
 [[ -x $python ]] || python=python3
 reps=${REPS:-3}
 epochs=${EPOCHS:-10}
 threads=${THREADS:-1 2}
 datasets=${DATASETS:-47k 10m}
-[[ -x $hogwild ]] || { cmake --preset release >/dev/null && cmake --build --preset release --target hogwild_cli; }
-mkdir -p data/generated
-gen() {  # name features zipf
-  local base=data/generated/bench-100000x$2-k75-z$3
-  if [[ ! -s $base.train.svm ]]; then
-    "$hogwild" gen sparse --rows 100000 --features "$2" --nnz-per-row 75 --zipf "$3" --seed 1 \
-      --out "$base.train.svm" --test-rows 20000 --test-out "$base.test.svm" >/dev/null
-  fi
-  echo "$base"
-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 field() { "$python" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" >&2
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for ds in $datasets; do
   case $ds in
-    47k) data=$(gen 47k 47236 1) ;;
-    10m) data=$(gen 10m 10000000 0) ;;
+    47k) data=$(bench_data 100000 47236 75 1) ;;
+    10m) data=$(bench_data 100000 10000000 75 0) ;;
     *) echo "scaling.sh: DATASETS: expected 47k or 10m, found '$ds'" >&2; exit 2 ;;
   esac
   variants=("serial 1 off blocks" "racy 1 off rows" "racy 1 off blocks")

@@ -1,0 +1,21 @@
+# Shared by the bench/ scripts (sourced, from the repository root): the CLI they run and the
+# generated data they train on.
+
+# The CLI: $HOGWILD, else the release build's (built here when missing).
+hogwild=${HOGWILD:-build/release/hogwild}
+[[ -x $hogwild ]] || { cmake --preset release >/dev/null && cmake --build --preset release --target hogwild_cli; }
+
+# bench_data ROWS FEATURES NNZ ZIPF: prints the path prefix of the seeded RCV1-like data set
+# (.train.svm, and .test.svm with 20,000 rows), generating it once.
+bench_data() {
+  local base=data/generated/bench-$1x$2-k$3-z$4
+  if [[ ! -s $base.test.svm ]]; then
+    mkdir -p data/generated
+    "$hogwild" gen sparse --rows "$1" --features "$2" --nnz-per-row "$3" --zipf "$4" --seed 1 \
+      --out "$base.train.svm" --test-rows 20000 --test-out "$base.test.svm" >&2
+  fi
+  echo "$base"
+}
+
+# median: the median of the numbers on standard input, one per line.
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
