@@ -87,10 +87,10 @@ def main():
               "--staleness-sample", "0.2", *a.extra.split()]
     if dense:
         common += ["--format", "idx", "--model", a.model, "--limit", str(a.limit)]
-    else:
-        common += ["--order", "rows"]  # as when docs/experiments.md's figures were taken
         if a.model == "mlp":
             common += ["--hidden", a.hidden]
+    else:
+        common += ["--order", "rows"]  # as when docs/experiments.md's figures were taken
     load_before = os.getloadavg()
     slow = ",".join(["1"] * (a.threads - 1) + [str(a.straggler_speed)])
     with tempfile.TemporaryDirectory() as tmp:
