@@ -43,7 +43,7 @@ void shuffle_rows(Dataset& data, std::uint64_t seed) {
   std::vector<std::size_t> permutation(n);
   std::iota(permutation.begin(), permutation.end(), std::size_t{0});
   detail::Rng rng(detail::derive_seed(seed, 0x5707e5u));
-  for (std::size_t i = n; i > 1; --i) std::swap(permutation[i - 1], permutation[rng.below(i)]);
+  detail::fisher_yates(permutation, rng);
   Dataset shuffled;
   shuffled.row_offsets.reserve(n + 1);
   shuffled.indices.reserve(data.nnz());

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -14,11 +15,17 @@ using ::hogwild::derive_seed;
 using ::hogwild::Rng;
 using ::hogwild::splitmix64;
 
+/// A Fisher-Yates pass over `items`, drawing from `rng`.
+template <class T>
+void fisher_yates(std::vector<T>& items, Rng& rng) {
+  for (std::size_t i = items.size(); i > 1; --i) std::swap(items[i - 1], items[rng.below(i)]);
+}
+
 /// The trainers' shuffle for `epoch` (1-based): a Fisher-Yates pass, seeded by (seed, epoch),
 /// over the order the previous epoch left, so resuming replays epochs 1..k to get epoch k's.
 inline void shuffle_epoch(std::vector<std::uint32_t>& order, std::uint64_t seed, int epoch) {
   Rng rng(derive_seed(seed, static_cast<std::uint64_t>(epoch)));
-  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  fisher_yates(order, rng);
 }
 
 /// The trainers' order for `epoch` (1-based) in runs of `block` consecutive rows: the runs in a
@@ -29,9 +36,9 @@ inline void block_order(std::vector<std::uint32_t>& order, std::size_t block, st
   const std::size_t n = order.size();
   const std::size_t runs = (n + block - 1) / block;
   std::vector<std::uint32_t> run_order(runs);
-  for (std::size_t i = 0; i < runs; ++i) run_order[i] = static_cast<std::uint32_t>(i);
+  std::iota(run_order.begin(), run_order.end(), 0u);
   Rng rng(derive_seed(seed ^ 0xb10c0000u, static_cast<std::uint64_t>(epoch)));
-  for (std::size_t i = runs; i > 1; --i) std::swap(run_order[i - 1], run_order[rng.below(i)]);
+  fisher_yates(run_order, rng);
   std::size_t pos = 0;
   for (const std::uint32_t run : run_order) {
     const std::size_t end = std::min(n, (std::size_t{run} + 1) * block);

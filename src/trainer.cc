@@ -12,7 +12,6 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
-#include <queue>
 #include <set>
 #include <thread>
 #include <type_traits>
@@ -527,11 +526,10 @@ class Engine {
     if (measure_staleness_) {
       const std::uint64_t others_now = others(s.id);
       const std::int64_t now = now_ns();
-      for (std::uint64_t i = 0; i < s.unmerged_measured; ++i) {
-        s.staleness.updates.record(others_now - s.others_at_refresh);
-        s.staleness.nanos.record(
-            static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - s.refresh_ns)));
-      }
+      s.staleness.updates.record(others_now - s.others_at_refresh, s.unmerged_measured);
+      s.staleness.nanos.record(
+          static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - s.refresh_ns)),
+          s.unmerged_measured);
       // The pass also re-read the shared store: the replica's next updates are read now.
       s.others_at_refresh = others_now;
       s.refresh_ns = now;
@@ -743,10 +741,8 @@ class Engine {
   static constexpr std::size_t kRowAhead = 2;
   static constexpr std::size_t kOffsetAhead = 4;
 
-  // Reads of a worker's private replica: plain loads.
-  struct Private {
-    static float load(const float& x) { return x; }
-  };
+  // Reads of a worker's private replica: plain loads, as the serial policy's.
+  using Private = SerialPolicy;
 
   // The margin w . x_row, each weight read through Reader::load (a policy or Private). Every
   // path computes it in this one order, so they agree bit for bit.
@@ -1045,7 +1041,7 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
               return std::span<const std::uint32_t>(order.data() + begin, end - begin);
             };
             const auto part = [&](std::size_t len, int k) {
-              return len * static_cast<std::size_t>(k) / static_cast<std::size_t>(segments);
+              return detail::segment_start(len, k, segments);
             };
             const auto finish = [&](WorkerState& state) {
               engine.close_open_batch(state);

@@ -80,7 +80,9 @@ inline void atomic_rmw(float& x, Op&& op) {
 }  // namespace detail
 
 /// Hogwild!: each coordinate is read and written with relaxed atomics; a concurrent write to
-/// the same coordinate may be lost, but nothing is undefined (ThreadSanitizer-clean).
+/// the same coordinate may be lost, never torn. Dense updates on x86-64 are the exception: a
+/// documented benign race with plain vectorised accesses (see dense_update), which
+/// ThreadSanitizer builds replace with the atomic loop, so they stay ThreadSanitizer-clean.
 struct RacyPolicy {
   static constexpr Policy kind = Policy::kRacy;
   static constexpr bool kConcurrent = true;
