@@ -163,7 +163,6 @@ TEST_CASE("blocks of shuffled storage reach the accuracy of a permutation of row
     c.policy = threads == 1 ? Policy::kSerial : Policy::kRacy;
     c.threads = threads;
     const auto blocks = train(c, stored, &p.test);
-    CHECK(blocks.config.block_rows == TrainConfig::kDefaultBlockRows);
     CHECK(blocks.epochs.back().test->accuracy ==
           doctest::Approx(rows.epochs.back().test->accuracy).epsilon(0.005));
     CHECK(blocks.epochs.back().train->objective ==

@@ -136,7 +136,6 @@ TEST_CASE("--replicate: auto resolves from the run, explicit values are checked"
   CHECK(c.resolved_replicate(10'000'000) == 0);  // a merge would scan 40 MB
   c.threads = 1;
   CHECK(c.resolved_replicate(47236) == 0);  // one worker: nothing to contend with
-  c.threads = 2;
   c.policy = Policy::kSerial;
   c.threads = 0;
   CHECK(c.resolved_replicate(47236) == 0);
