@@ -7,7 +7,13 @@
 #   REPS=12 bench/interleave.sh "--threads 2 --staleness-sample 0 --coherence-sample 0" "--threads 2"
 #   HOGWILD_A=old/hogwild HOGWILD_B=build/release/hogwild bench/interleave.sh "--threads 2" "--threads 2"
 #
-# Data: the RCV1-like bench set (100k rows, 47,236 features, Zipf 1); EPOCHS (default 10).
+# Data: the RCV1-like bench set (100k rows, 47,236 features, Zipf 1), or DATA_ARGS (the
+# data options of both sides, e.g. DATA_ARGS="--model softmax --format idx --train
+# /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"); EPOCHS (default 10).
+# To build an older commit's CLI for one side:
+#   git worktree add /tmp/old REV && cmake -S /tmp/old -B /tmp/old/build -G Ninja \
+#     -DCMAKE_BUILD_TYPE=Release -DHOGWILD_BUILD_TESTS=OFF -DHOGWILD_BUILD_BENCHES=OFF &&
+#   cmake --build /tmp/old/build --target hogwild_cli     # then HOGWILD_A=/tmp/old/build/hogwild
 set -euo pipefail
 cd "$(dirname "$0")/.."
 (($# == 2)) || { echo "usage: bench/interleave.sh 'OPTIONS A' 'OPTIONS B'" >&2; exit 2; }
@@ -16,7 +22,11 @@ bin_a=${HOGWILD_A:-$hogwild}
 bin_b=${HOGWILD_B:-$hogwild}
 reps=${REPS:-9}
 epochs=${EPOCHS:-10}
-data=$(bench_data 100000 47236 75 1 2>/dev/null)
+if [[ -n ${DATA_ARGS:-} ]]; then
+  read -r -a data_args <<<"$DATA_ARGS"
+else
+  data_args=(--train "$(bench_data 100000 47236 75 1 2>/dev/null).train.svm")
+fi
 priority=()
 chrt -f 50 true 2>/dev/null && priority=(chrt -f 50)
 tmp=$(mktemp -d)
@@ -25,10 +35,10 @@ rate() { grep -o '"samples_per_second": [-0-9.e+]*' "$1" | awk '{print $2}'; }
 summary() { sort -g | awk '{a[NR]=$1} END {printf "%.0f %.0f %.0f\n", a[int((NR+1)/2)], a[1], a[NR]}'; }
 for ((r = 1; r <= reps; r++)); do
   # shellcheck disable=SC2086
-  "${priority[@]}" "$bin_a" train --train "$data.train.svm" --epochs "$epochs" --quiet \
+  "${priority[@]}" "$bin_a" train "${data_args[@]}" --epochs "$epochs" --quiet \
     --json "$tmp/a-$r.json" $1 >/dev/null
   # shellcheck disable=SC2086
-  "${priority[@]}" "$bin_b" train --train "$data.train.svm" --epochs "$epochs" --quiet \
+  "${priority[@]}" "$bin_b" train "${data_args[@]}" --epochs "$epochs" --quiet \
     --json "$tmp/b-$r.json" $2 >/dev/null
 done
 read -r ma la ha < <(for ((r = 1; r <= reps; r++)); do rate "$tmp/a-$r.json"; done | summary)

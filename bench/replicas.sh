@@ -2,7 +2,8 @@
 # Per-worker replicas against plain shared Hogwild!, end to end, side by side in one run.
 # RCV1-like data (100k rows, 47,236 features, 75 nonzeros per row, Zipf 1), logistic
 # regression, EPOCHS epochs; runs interleaved REPS times, medians of samples/s reported with
-# the ratio to 1-thread serial, and the test accuracy of the last repetition.
+# the ratios to 1-thread serial and to the private bound, and the test accuracy of the last
+# repetition.
 #   serial 1        one worker, no synchronisation (the reference)
 #   racy 1          one worker, plain loop
 #   racy T off      T workers writing the shared model (plain Hogwild!)
@@ -39,14 +40,18 @@ for ((r = 1; r <= reps; r++)); do
   echo "repetition $r of $reps done" >&2
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-printf '| policy | threads | replicas (merge every) | samples/s (median of %s) | vs serial | test accuracy | staleness mean |\n' "$reps"
-printf '|---|---|---|---|---|---|---|\n'
-base=$(for ((r = 1; r <= reps; r++)); do field "$tmp/0-$r.json" "d['samples_per_second']"; done | median)
+rate() { for ((r = 1; r <= reps; r++)); do field "$tmp/$1-$r.json" "d['samples_per_second']"; done | median; }
+base=$(rate 0)
+private=$(rate $((${#variants[@]} - 1)))  # the last variant: merging once per epoch
+printf '| policy | threads | replicas (merge every) | samples/s (median of %s) | vs serial | vs private | test accuracy | staleness mean |\n' "$reps"
+printf '|---|---|---|---|---|---|---|---|\n'
 for i in "${!variants[@]}"; do
   read -r policy t rep <<<"${variants[$i]}"
-  m=$(for ((r = 1; r <= reps; r++)); do field "$tmp/$i-$r.json" "d['samples_per_second']"; done | median)
+  m=$(rate "$i")
   acc=$(field "$tmp/$i-$reps.json" "round(100*d['epochs'][-1]['test_accuracy'], 2)")
   stale=$(field "$tmp/$i-$reps.json" "round(d['staleness']['mean'], 1)")
-  printf '| %s | %s | %s | %.0f | %.2f | %s | %s |\n' "$policy" "$t" "$rep" "$m" \
-    "$(echo "$m $base" | awk '{print $1/$2}')" "$acc" "$stale"
+  vs_private=-
+  ((t > 1)) && vs_private=$(echo "$m $private" | awk '{printf "%.2f", $1/$2}')
+  printf '| %s | %s | %s | %.0f | %.2f | %s | %s | %s |\n' "$policy" "$t" "$rep" "$m" \
+    "$(echo "$m $base" | awk '{print $1/$2}')" "$vs_private" "$acc" "$stale"
 done
