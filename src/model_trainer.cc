@@ -420,11 +420,16 @@ void compute_chunk(const EpochContext& c, WorkerState& ws, std::span<const std::
         }
         std::fill_n(ws.grad.begin() + static_cast<std::ptrdiff_t>(at), width, 0.0f);
       }
-      if (ws.stamp[static_cast<std::size_t>(s)] != ws.chunk_id) {
+      // A window's first chunk touches only rows it slotted itself, in slot order
+      // (ws.unique), so only later chunks need to collect theirs.
+      if (!first && ws.stamp[static_cast<std::size_t>(s)] != ws.chunk_id) {
         ws.stamp[static_cast<std::size_t>(s)] = ws.chunk_id;
         ws.chunk_rows.push_back(r);
       }
     }
+    const std::span<const std::uint32_t> chunk_rows =
+        first ? std::span<const std::uint32_t>(ws.unique.data(), ws.rows_in)
+              : std::span<const std::uint32_t>(ws.chunk_rows.data(), ws.chunk_rows.size());
     float* target = first ? ws.grad.data() : ws.chunk_grad.data();
     if (!first) {
       for (const auto r : ws.chunk_rows) {
@@ -432,8 +437,7 @@ void compute_chunk(const EpochContext& c, WorkerState& ws, std::span<const std::
       }
     }
     // The regulariser applies to the rows this chunk touches, as for a minibatch.
-    detail::ParamView view{
-        ws.local.data(), ws.slot.data(), width, {ws.chunk_rows.data(), ws.chunk_rows.size()}};
+    detail::ParamView view{ws.local.data(), ws.slot.data(), width, chunk_rows};
     loss = model.gradient(chunk, view, target, ws.workspace.get());
     if (!first) {
       for (const auto r : ws.chunk_rows) {
