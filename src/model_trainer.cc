@@ -14,6 +14,7 @@
 #include <numeric>
 #include <thread>
 
+#include "aligned_vector.h"
 #include "delay_queue.h"
 #include "hogwild/error.h"
 #include "hogwild/policy.h"
@@ -152,8 +153,8 @@ using detail::Model;
 struct WorkerState {
   std::unique_ptr<detail::Workspace> workspace;
   detail::OptimizerScratch scratch;
-  std::vector<float> local;  // gathered rows or the snapshot of all parameters
-  std::vector<float> grad;
+  detail::AlignedFloats local;  // gathered rows or the snapshot of all parameters
+  detail::AlignedFloats grad;
   std::vector<std::uint32_t> idx;   // coordinates of a sparse update
   std::vector<std::uint32_t> rows;  // touched rows (with duplicates), then unique
   std::vector<std::uint32_t> unique;
@@ -179,7 +180,7 @@ struct WorkerState {
   std::vector<std::uint32_t> buffer;  // a chunk's samples when it spans two claimed ranges
   std::size_t buffered = 0;
   std::size_t chunk_target = 0;
-  std::vector<float> chunk_grad;
+  detail::AlignedFloats chunk_grad;
   std::vector<std::uint32_t> chunk_rows;  // sparse: the rows one chunk touches, once each
   std::vector<std::uint32_t> stamp;       // sparse: per slot, the last chunk that touched it
   std::uint32_t chunk_id = 0;
@@ -240,8 +241,10 @@ struct Evaluated {
 
 Evaluated evaluate_model(const Model& model, const float* w, bool test, tbb::task_arena& arena) {
   const std::size_t n = model.examples(test);
+  // Deterministic: the same split and order of sums whatever the threads and their timing, so
+  // serial and simulated runs report the same losses to the last bit.
   const EvalSums sums = arena.execute([&] {
-    return tbb::parallel_reduce(
+    return tbb::parallel_deterministic_reduce(
         tbb::blocked_range<std::size_t>(0, n, 512), EvalSums{},
         [&](const tbb::blocked_range<std::size_t>& range, EvalSums acc) {
           acc += model.evaluate(w, test, range.begin(), range.end());
