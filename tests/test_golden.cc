@@ -1,0 +1,213 @@
+// Golden reports: deterministic runs (serial, one worker, simulated) of every model, loss,
+// policy, delay spec, schedule, optimiser, replicas and resume, whose JSON reports must stay
+// the same byte for byte, timing fields aside. A redesign of the training path proves with
+// them that it changed no result.
+//
+// HOGWILD_UPDATE_GOLDEN=1 rewrites tests/golden/ from the current build (only when a change of
+// results is intended; the commit then says which and why).
+#include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli_support.h"
+#include "rng.h"
+
+namespace fs = std::filesystem;
+using hogwild::test::run;
+using hogwild::test::slurp;
+using hogwild::test::work_dir;
+
+namespace {
+
+std::string path(const std::string& name) { return (work_dir() / name).string(); }
+
+// Writes gzip IDX images (n x 4 x 4: class c lights up row c) and their labels, standard names.
+void write_idx(const std::string& prefix, std::size_t n, std::uint64_t seed) {
+  std::string images{'\0', '\0', '\x08', '\x03'};
+  std::string labels{'\0', '\0', '\x08', '\x01'};
+  auto size = [](std::string& s, std::uint32_t v) {
+    for (int b = 3; b >= 0; --b) s.push_back(static_cast<char>((v >> (8 * b)) & 0xff));
+  };
+  size(images, static_cast<std::uint32_t>(n));
+  size(images, 4);
+  size(images, 4);
+  size(labels, static_cast<std::uint32_t>(n));
+  hogwild::detail::Rng rng(seed);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<int>(rng.below(4));
+    labels.push_back(static_cast<char>(c));
+    for (int p = 0; p < 16; ++p) {
+      const double v = (p / 4 == c ? 180 : 0) + 60 * rng.uniform();
+      images.push_back(static_cast<char>(static_cast<unsigned char>(v)));
+    }
+  }
+  for (const auto& [name, bytes] : {std::pair{prefix + "-images-idx3-ubyte.gz", images},
+                                    std::pair{prefix + "-labels-idx1-ubyte.gz", labels}}) {
+    gzFile f = gzopen(path(name).c_str(), "wb");
+    REQUIRE(f != nullptr);
+    gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+    gzclose(f);
+  }
+}
+
+// The data every case trains on, made once per process from fixed seeds.
+void make_data() {
+  static const bool made = [] {
+    const auto sparse =
+        run("gen sparse --rows 1500 --features 400 --nnz-per-row 16 --zipf 1.1 --noise 0.05 "
+            "--seed 7 --out " +
+            path("s.svm") + " --test-rows 300 --test-out " + path("s_test.svm"));
+    REQUIRE_MESSAGE(sparse.code == 0, sparse.err);
+    const auto ratings = run(
+        "gen ratings --users 150 --items 80 --rank 3 --density 0.2 --noise 0.3 --seed 4 --out " +
+        path("r.txt") + " --test-out " + path("r_test.txt") + " --test-fraction 0.1");
+    REQUIRE_MESSAGE(ratings.code == 0, ratings.err);
+    write_idx("train", 600, 1);
+    write_idx("t10k", 150, 2);
+    std::ofstream(path("trace.txt")) << "0\n3\n1\n7\n2\n0\n5\n";
+    return true;
+  }();
+  (void)made;
+}
+
+// Keys whose values are measured times: everything else in a deterministic report is fixed.
+const std::set<std::string> kTimingKeys = {
+    "seconds", "elapsed", "train_seconds", "samples_per_second", "micros", "window_micros"};
+
+// Drops timing keys at any depth and writes scratch paths relative to the scratch directory.
+void normalise(nlohmann::ordered_json& j) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end();) {
+      if (kTimingKeys.count(it.key()) > 0) {
+        it = j.erase(it);
+      } else {
+        normalise(*it);
+        ++it;
+      }
+    }
+  } else if (j.is_array()) {
+    for (auto& e : j) normalise(e);
+  } else if (j.is_string()) {
+    const std::string dir = work_dir().string() + "/";
+    auto s = j.get<std::string>();
+    for (std::size_t at; (at = s.find(dir)) != std::string::npos;) s.replace(at, dir.size(), "");
+    j = s;
+  }
+}
+
+struct Case {
+  std::string name;
+  std::string args;              // after `train`; `@NAME` is a file in the scratch directory
+  std::string resume_args = {};  // when set: a second run resuming the first's checkpoint
+};
+
+const std::string kSparse = " --train @s.svm --test @s_test.svm";
+const std::string kIdx =
+    " --format idx --train @train-images-idx3-ubyte.gz --test @t10k-images-idx3-ubyte.gz";
+const std::string kRatings = " --format ratings --train @r.txt --test @r_test.txt";
+
+const std::vector<Case> kCases = {
+    {"logistic_serial", kSparse + " --model logistic --policy serial --epochs 3"},
+    {"hinge_serial_rows", kSparse + " --model hinge --policy serial --epochs 3 --order rows"},
+    {"squared_serial_l2", kSparse + " --model squared --policy serial --l2 0.001 --epochs 3"},
+    {"logistic_racy_one_thread", kSparse + " --policy racy --threads 1 --epochs 2"},
+    {"logistic_atomic_one_thread", kSparse + " --policy atomic --threads 1 --epochs 2"},
+    {"logistic_striped_one_thread",
+     kSparse + " --policy striped --threads 1 --epochs 2 --order blocks:32"},
+    {"logistic_locked_one_thread", kSparse + " --policy locked --threads 1 --epochs 2"},
+    {"logistic_replicas", kSparse + " --policy racy --threads 1 --replicate 64 --epochs 2"},
+    {"logistic_simulate_const",
+     kSparse + " --simulate 4 --delay const:8 --staleness-sample 1 --coherence-sample 0.2 "
+               "--epochs 3"},
+    {"logistic_simulate_uniform",
+     kSparse + " --simulate 8 --delay uniform:16 --order rows --epochs 2 --evals-per-epoch 3"},
+    {"hinge_simulate_geometric",
+     kSparse + " --model hinge --simulate 2 --delay geometric:0.2:32 --epochs 2"},
+    {"logistic_serial_trace", kSparse + " --policy serial --delay trace:@trace.txt --epochs 2"},
+    {"logistic_serial_batch_sum",
+     kSparse + " --policy serial --schedule fixed:16 --batch-reduce sum --epochs 2"},
+    {"logistic_simulate_batch_delay",
+     kSparse + " --simulate 4 --schedule fixed:8 --delay const:2 --staleness-sample 1 --epochs 2"},
+    {"logistic_resume", kSparse + " --policy serial --epochs 2 --checkpoint @lin.ckpt",
+     kSparse + " --policy serial --epochs 4 --checkpoint @lin.ckpt --resume @lin.ckpt"},
+    {"softmax_libsvm_serial", kSparse + " --model softmax --policy serial --epochs 2"},
+    {"softmax_idx_adam", kIdx + " --model softmax --optimizer adam --policy serial --epochs 2"},
+    {"softmax_idx_adagrad_simulate",
+     kIdx + " --model softmax --optimizer adagrad --simulate 3 --delay uniform:4 --epochs 2"},
+    {"softmax_idx_rmsprop_inverse",
+     kIdx + " --model softmax --optimizer rmsprop --step-schedule inverse --policy serial "
+            "--epochs 2"},
+    {"mlp_sgd_serial", kIdx + " --model mlp --hidden 8 --policy serial --epochs 2"},
+    {"mlp_momentum_simulate",
+     kIdx + " --model mlp --hidden 8,4 --optimizer momentum --simulate 4 --delay const:3 "
+            "--staleness-sample 1 --coherence-sample 0.2 --epochs 2"},
+    {"mlp_nesterov_clip",
+     kIdx + " --model mlp --hidden 6 --optimizer nesterov --clip-norm 1 --step-schedule "
+            "inverse-sqrt --policy serial --epochs 2 --evals-per-epoch 2"},
+    {"mlp_resume", kIdx + " --model mlp --hidden 8 --policy serial --epochs 1 --checkpoint @m.ckpt",
+     kIdx + " --model mlp --hidden 8 --policy serial --epochs 3 --checkpoint @m.ckpt --resume "
+            "@m.ckpt"},
+    {"mf_serial", kRatings + " --model mf --rank 3 --policy serial --epochs 3"},
+    {"mf_simulate_delay",
+     kRatings + " --model mf --rank 3 --simulate 4 --delay uniform:4 --staleness-sample 1 "
+                "--epochs 2"},
+    {"mf_adam_batch", kRatings + " --model mf --rank 3 --optimizer adam --batch 4 --policy serial "
+                                 "--epochs 2"},
+};
+
+// The case's arguments with each `@NAME` made a path in the scratch directory.
+std::string with_paths(std::string args) {
+  const std::string dir = work_dir().string() + "/";
+  for (std::size_t at; (at = args.find('@')) != std::string::npos;) args.replace(at, 1, dir);
+  return args;
+}
+
+// The normalised report of one case, as the golden file holds it.
+std::string report_of(const Case& c) {
+  make_data();
+  const std::string report = path(c.name + ".json");
+  fs::remove(path("lin.ckpt"));
+  fs::remove(path("m.ckpt"));
+  const auto first = run("train" + with_paths(c.args) + " --seed 11 --json " + report);
+  REQUIRE_MESSAGE(first.code == 0, (c.name + ": " + first.err));
+  if (!c.resume_args.empty()) {
+    const auto second = run("train" + with_paths(c.resume_args) + " --seed 11 --json " + report);
+    REQUIRE_MESSAGE(second.code == 0, (c.name + " (resumed): " + second.err));
+  }
+  auto json = nlohmann::ordered_json::parse(slurp(report));
+  normalise(json);
+  return json.dump(1) + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("golden reports: deterministic runs reproduce their recorded reports byte for byte") {
+  const fs::path golden = fs::path(HOGWILD_SOURCE_DIR) / "tests" / "golden";
+  const char* update = std::getenv("HOGWILD_UPDATE_GOLDEN");
+  const bool rewrite = update != nullptr && std::string(update) == "1";
+  for (const Case& c : kCases) {
+    SUBCASE(c.name.c_str()) {
+      const std::string actual = report_of(c);
+      const fs::path file = golden / (c.name + ".json");
+      if (rewrite) {
+        std::ofstream(file, std::ios::binary) << actual;
+      } else {
+        REQUIRE_MESSAGE(fs::exists(file),
+                        (file.string() + " is missing (HOGWILD_UPDATE_GOLDEN=1)"));
+        const std::string expected = slurp(file);
+        if (expected != actual) {
+          std::ofstream(path(c.name + ".actual.json"), std::ios::binary) << actual;
+          FAIL_CHECK(c.name << ": the report differs from " << file.string() << "; diff it with "
+                            << path(c.name + ".actual.json"));
+        }
+      }
+    }
+  }
+}
