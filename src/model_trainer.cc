@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "aligned_vector.h"
-#include "delay_queue.h"
+#include "engine/delay_line.h"
 #include "hogwild/error.h"
 #include "hogwild/policy.h"
 #include "minibatch.h"
@@ -190,28 +190,23 @@ struct WorkerState {
   std::uint64_t samples = 0;
   std::uint64_t polls = 0;  // chunks since the last look at the caller's stop flag
 
-  // Delay layer: pending updates, their payloads in slots (at most max_delay + 2 of them,
+  // Delay layer: pending updates, their payloads in slots (one per delay-line slot,
   // each allocated the first time that many are pending at once and reused after).
   struct Pending {
-    std::uint64_t due;
-    std::uint64_t seq;
     std::uint64_t others_at_read;
     std::int64_t read_ns;
     double t;
     float eta;
-    std::uint32_t slot;
     std::uint32_t count;  // coordinates (sparse) or parameters (dense, idx unused)
     bool dense;
     bool measured;
   };
   std::optional<DelaySampler> delays;
-  detail::DelayQueue<Pending> pending;
-  std::vector<std::vector<std::uint32_t>> slot_idx;
+  detail::DelayLine<Pending> pending;
+  std::vector<std::vector<std::uint32_t>> slot_idx;  // per delay-line slot
   std::vector<std::vector<float>> slot_grad;
-  std::vector<std::uint32_t> free_slots;
   std::vector<std::uint64_t> injected;
   std::uint64_t step = 0;
-  std::uint64_t seq = 0;
   std::uint64_t computed = 0;
   std::uint64_t applied = 0;
   // Measurement.
@@ -285,15 +280,14 @@ std::uint64_t others_applied(std::span<detail::AppliedCounter> counters, int sel
 }
 
 template <class P>
-void pop_and_apply(const ModelConfig& config, ParamStore& store, detail::OptimizerState& state,
-                   WorkerState& ws, std::span<detail::AppliedCounter> counters, int worker) {
-  const WorkerState::Pending u = ws.pending.pop();
-  const auto& idx = ws.slot_idx[u.slot];
-  const auto& g = ws.slot_grad[u.slot];
+void apply_pending(const ModelConfig& config, ParamStore& store, detail::OptimizerState& state,
+                   WorkerState& ws, std::span<detail::AppliedCounter> counters, int worker,
+                   const WorkerState::Pending& u, std::uint32_t slot) {
+  const auto& idx = ws.slot_idx[slot];
+  const auto& g = ws.slot_grad[slot];
   apply_update<P>(config, store, state, ws,
                   u.dense ? std::span<const std::uint32_t>{} : std::span(idx.data(), u.count),
                   std::span(g.data(), u.count), u.eta, u.t, counters, worker);
-  ws.free_slots.push_back(u.slot);
   if (u.measured) {
     ws.staleness.updates.record(others_applied(counters, worker) - u.others_at_read);
     ws.staleness.nanos.record(
@@ -305,7 +299,9 @@ void pop_and_apply(const ModelConfig& config, ParamStore& store, detail::Optimiz
 template <class P>
 void flush(const ModelConfig& config, ParamStore& store, detail::OptimizerState& state,
            WorkerState& ws, std::span<detail::AppliedCounter> counters, int worker) {
-  while (!ws.pending.empty()) pop_and_apply<P>(config, store, state, ws, counters, worker);
+  ws.pending.flush([&](const WorkerState::Pending& u, std::uint32_t slot) {
+    apply_pending<P>(config, store, state, ws, counters, worker, u, slot);
+  });
 }
 
 // ---- Minibatches and time windows --------------------------------------------------------
@@ -544,8 +540,9 @@ void close_window(const EpochContext& c, WorkerState& ws, int worker) {
   } else {
     const std::uint32_t d = ws.delays->next();
     ++ws.injected[d];
-    const std::uint32_t slot = ws.free_slots.back();
-    ws.free_slots.pop_back();
+    const std::uint32_t slot =
+        ws.pending.push(ws.step + d, {others_at_read, read_ns, t, eta,
+                                      static_cast<std::uint32_t>(g.size()), idx.empty(), measured});
     auto& slot_g = ws.slot_grad[slot];
     if (slot_g.size() < g.size()) slot_g.resize(ws.grad.size());  // first use of this slot
     std::copy(g.begin(), g.end(), slot_g.begin());
@@ -554,11 +551,9 @@ void close_window(const EpochContext& c, WorkerState& ws, int worker) {
       if (slot_i.size() < idx.size()) slot_i.resize(ws.idx.size());
       std::copy(idx.begin(), idx.end(), slot_i.begin());
     }
-    ws.pending.push({ws.step + d, ws.seq++, others_at_read, read_ns, t, eta, slot,
-                     static_cast<std::uint32_t>(g.size()), idx.empty(), measured});
-    while (ws.pending.due(ws.step)) {
-      pop_and_apply<P>(config, store, state, ws, counters, worker);
-    }
+    ws.pending.release(ws.step, [&](const WorkerState::Pending& u, std::uint32_t due_slot) {
+      apply_pending<P>(config, store, state, ws, counters, worker, u, due_slot);
+    });
   }
   ++ws.step;
   if (width > 0) {
@@ -738,13 +733,9 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
     }
     if (config.delay.kind != DelaySpec::Kind::kNone) {
       ws->delays.emplace(config.delay, detail::derive_seed(config.seed, 0xde1a0000u + stream));
-      const std::size_t slots = config.delay.max_delay() + 2;
-      ws->slot_idx.resize(slots);
-      ws->slot_grad.resize(slots);
-      for (std::size_t slot = slots; slot > 0; --slot) {
-        ws->free_slots.push_back(static_cast<std::uint32_t>(slot - 1));
-      }
-      ws->pending.reserve(slots);
+      ws->pending = detail::DelayLine<WorkerState::Pending>(config.delay.max_delay());
+      ws->slot_idx.resize(ws->pending.capacity());
+      ws->slot_grad.resize(ws->pending.capacity());
       ws->injected.assign(config.delay.max_delay() + 1, 0);
     }
     ws->staleness_clock.emplace(config.staleness_sample,

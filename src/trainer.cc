@@ -16,7 +16,7 @@
 #include <thread>
 #include <type_traits>
 
-#include "delay_queue.h"
+#include "engine/delay_line.h"
 #include "hogwild/error.h"
 #include "hogwild/policy.h"
 #include "minibatch.h"
@@ -201,13 +201,12 @@ using detail::now_ns;
 using detail::SampleClock;
 
 struct Pending {
-  std::uint64_t due;             // worker step at which it is applied
-  std::uint64_t seq;             // order of computation (ties)
   std::uint64_t others_at_read;  // measured updates only
   std::int64_t read_ns;          // measured updates only
-  std::uint32_t row;             // single update: the row; batch: its pool slot
+  std::uint32_t row;             // single update: the row
   float coef;                    // single update: its coefficient
-  std::uint32_t count;           // 0: single update; else the batch's (row, coef) pairs
+  std::uint32_t count;           // 0: single update; else the batch's (row, coef) pairs in its
+                                 // delay-line slot's payload
   bool measured;
 };
 
@@ -218,6 +217,7 @@ struct alignas(kCacheLine) WorkerState {
   WorkerState(int worker, const TrainConfig& config, std::uint64_t seed_base)
       : id(worker),
         delays(config.delay, detail::derive_seed(seed_base, 0xde1a0000u + worker)),
+        pending(config.delay.max_delay()),
         staleness_clock(config.staleness_sample,
                         detail::derive_seed(seed_base, 0x57a1e000u + worker)),
         coherence_clock(config.coherence_sample,
@@ -225,7 +225,6 @@ struct alignas(kCacheLine) WorkerState {
         injected(config.delay.max_delay() + 1, 0),
         coherence_sum(static_cast<std::size_t>(config.epochs) * kCoherenceWindowsPerEpoch, 0.0),
         coherence_count(coherence_sum.size(), 0) {
-    pending.reserve(config.delay.max_delay() + 1);
     if (config.speed.active())
       speed.emplace(config.speed, worker, derive_seed(seed_base, 0x5bee0000u + worker));
     const bool batched =
@@ -233,20 +232,15 @@ struct alignas(kCacheLine) WorkerState {
     if (batched) {
       const std::size_t capacity = config.schedule.capacity();
       batch.reserve(capacity);
-      if (config.delay.kind != DelaySpec::Kind::kNone) {
-        // One slot per update that can be pending at once: the payloads' whole storage.
-        const std::size_t slots = config.delay.max_delay() + 2;
-        pool.resize(slots * capacity);
-        for (std::size_t slot = slots; slot > 0; --slot)
-          free_slots.push_back(static_cast<std::uint32_t>(slot - 1));
-      }
+      // One payload per delay-line slot: the pending batches' whole storage.
+      if (config.delay.kind != DelaySpec::Kind::kNone) pool.resize(pending.capacity() * capacity);
     }
   }
   int id;
   DelaySampler delays;
   SampleClock staleness_clock;
   SampleClock coherence_clock;
-  detail::DelayQueue<Pending> pending;  // never beyond max_delay + 1 entries
+  detail::DelayLine<Pending> pending;
   std::vector<std::uint64_t> injected;
   // Coherence: a sampled update's (row, coef), compared with the update `lag` later.
   std::uint32_t saved_row = 0;
@@ -267,7 +261,6 @@ struct alignas(kCacheLine) WorkerState {
   std::uint32_t clock_stride = 1;  // samples between clock checks in a time window
   std::uint32_t clock_countdown = 1;
   std::vector<RowCoef> pool;  // delayed batches' payloads, `capacity` pairs per slot
-  std::vector<std::uint32_t> free_slots;
   std::optional<SpeedSampler> speed;
   // Replica (--replicate): the worker's private copy of the model, the shared values it was
   // refreshed from, and what has not been merged into the shared store yet.
@@ -281,7 +274,6 @@ struct alignas(kCacheLine) WorkerState {
   std::int64_t refresh_ns = 0;
   std::uint64_t samples = 0;
   std::uint64_t step = 0;
-  std::uint64_t seq = 0;
   std::uint64_t computed = 0;
   std::uint64_t applied = 0;
 };
@@ -626,12 +618,10 @@ class Engine {
       } else {
         const std::uint32_t d = s.delays.next();
         ++s.injected[d];
-        s.pending.push(Pending{s.step + d, s.seq++, others_at_read, read_ns, r, coef, 0, measured});
+        s.pending.push(s.step + d, Pending{others_at_read, read_ns, r, coef, 0, measured});
       }
     }
-    if (delayed_) {
-      while (s.pending.due(s.step)) pop_and_apply(s);
-    }
+    if (delayed_) release_due(s);
     ++s.step;
   }
 
@@ -710,28 +700,25 @@ class Engine {
         count_applied(s);
         if (s.batch_measured) record(s, s.batch_others_at_read, s.batch_read_ns);
       } else {
-        const std::uint32_t slot = s.free_slots.back();
-        s.free_slots.pop_back();
+        const std::uint32_t d = s.delays.next();
+        ++s.injected[d];
+        const std::uint32_t slot = s.pending.push(
+            s.step + d, Pending{s.batch_others_at_read, s.batch_read_ns, 0, 0.0f,
+                                static_cast<std::uint32_t>(s.batch.size()), s.batch_measured});
         RowCoef* payload = s.pool.data() + std::size_t{slot} * capacity_;
         for (std::size_t i = 0; i < s.batch.size(); ++i)
           payload[i] = {s.batch[i].first, scale * s.batch[i].second};
-        const std::uint32_t d = s.delays.next();
-        ++s.injected[d];
-        s.pending.push(Pending{s.step + d, s.seq++, s.batch_others_at_read, s.batch_read_ns, slot,
-                               0.0f, static_cast<std::uint32_t>(s.batch.size()), s.batch_measured});
       }
     }
     s.batch.clear();
     s.batch_samples = 0;
-    if (delayed_) {
-      while (s.pending.due(s.step)) pop_and_apply(s);
-    }
+    if (delayed_) release_due(s);
     ++s.step;
   }
 
   // Applies every pending update of the worker, in due order.
   void flush(WorkerState& s) {
-    while (!s.pending.empty()) pop_and_apply(s);
+    s.pending.flush([&](const Pending& u, std::uint32_t slot) { apply_pending(s, u, slot); });
   }
 
  private:
@@ -831,15 +818,19 @@ class Engine {
         static_cast<std::uint64_t>(std::max<std::int64_t>(0, now_ns() - read_ns)));
   }
 
-  void pop_and_apply(WorkerState& s) {
-    const Pending u = s.pending.pop();
+  // Applies the updates due at the worker's current step.
+  void release_due(WorkerState& s) {
+    s.pending.release(s.step,
+                      [&](const Pending& u, std::uint32_t slot) { apply_pending(s, u, slot); });
+  }
+
+  void apply_pending(WorkerState& s, const Pending& u, std::uint32_t slot) {
     if (u.count == 0) {
       apply(s, u.row, u.coef);
     } else {
-      const RowCoef* payload = s.pool.data() + std::size_t{u.row} * capacity_;
+      const RowCoef* payload = s.pool.data() + std::size_t{slot} * capacity_;
       for (std::uint32_t i = 0; i < u.count; ++i) apply_row(payload[i].first, payload[i].second);
       count_applied(s);
-      s.free_slots.push_back(u.row);
     }
     if (u.measured) record(s, u.others_at_read, u.read_ns);
   }

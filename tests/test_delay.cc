@@ -9,7 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "delay_queue.h"
+#include "engine/delay_line.h"
 #include "hogwild/delay.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
@@ -334,37 +334,79 @@ TEST_CASE("histogram quantiles are exact below 64 and within 3% above") {
   }
 }
 
-TEST_CASE("the delay queue releases entries by due step, ties in order of computation") {
-  struct Entry {
-    std::uint64_t due;
-    std::uint64_t seq;
+namespace {
+
+// One worker's use of a delay line over `steps` steps: at each step an update with a delay
+// drawn from [0, cap] (or none, one step in five), then release; returns (step computed,
+// step applied) in the order applied, after a final flush.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> run_line(std::uint32_t cap,
+                                                              std::uint64_t steps,
+                                                              std::uint64_t seed) {
+  detail::DelayLine<std::uint64_t> line(cap);
+  detail::Rng rng(seed);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> applied;
+  std::vector<std::uint32_t> in_use(line.capacity(), 0);
+  std::uint64_t step = 0;
+  const auto apply = [&](const std::uint64_t& computed, std::uint32_t slot) {
+    REQUIRE(slot < line.capacity());
+    CHECK(in_use[slot] == 1);
+    in_use[slot] = 0;
+    applied.emplace_back(computed, step);
   };
-  detail::DelayQueue<Entry> q;
-  CHECK(q.empty());
-  CHECK_FALSE(q.due(1000));
-  // Due steps drawn with a fixed seed, many ties; seq is the order of pushing.
-  detail::Rng rng(12);
-  std::vector<Entry> pushed;
-  for (std::uint64_t seq = 0; seq < 500; ++seq) {
-    const Entry e{rng.below(40), seq};
-    pushed.push_back(e);
-    q.push(e);
-  }
-  std::stable_sort(pushed.begin(), pushed.end(),
-                   [](const Entry& a, const Entry& b) { return a.due < b.due; });
-  std::size_t i = 0;
-  for (std::uint64_t step = 0; step < 40; ++step) {
-    while (q.due(step)) {
-      const Entry e = q.pop();
-      REQUIRE(i < pushed.size());
-      CHECK(e.due == pushed[i].due);
-      CHECK(e.seq == pushed[i].seq);
-      CHECK(e.due <= step);
-      ++i;
+  for (; step < steps; ++step) {
+    if (rng.below(5) != 0) {
+      const std::uint32_t slot = line.push(step + rng.below(cap + 1), step);
+      REQUIRE(slot < line.capacity());
+      CHECK(in_use[slot] == 0);  // a slot is never handed out twice
+      in_use[slot] = 1;
     }
-    // Nothing due at `step` is left behind.
-    CHECK((q.empty() || !q.due(step)));
+    line.release(step, apply);
+    CHECK(line.size() <= cap);  // what is left is due later
   }
-  CHECK(i == pushed.size());
-  CHECK(q.empty());
+  line.flush(apply);
+  CHECK(line.empty());
+  return applied;
+}
+
+}  // namespace
+
+TEST_CASE("the delay line releases updates by due step, ties in order of computation") {
+  for (const std::uint32_t cap : {0u, 1u, 7u, 64u}) {
+    CAPTURE(cap);
+    // The reference: every update's due step, then a stable sort by it.
+    detail::Rng rng(12 + cap);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> due;  // (due, computed)
+    const std::uint64_t steps = 2000;
+    for (std::uint64_t step = 0; step < steps; ++step) {
+      if (rng.below(5) != 0) due.emplace_back(step + rng.below(cap + 1), step);
+    }
+    std::stable_sort(due.begin(), due.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    const auto applied = run_line(cap, steps, 12 + cap);
+    REQUIRE(applied.size() == due.size());
+    for (std::size_t i = 0; i < due.size(); ++i) {
+      CHECK(applied[i].first == due[i].second);
+      // Released at its due step, or by the flush after the last step.
+      CHECK(applied[i].second == std::min(due[i].first, steps));
+    }
+  }
+}
+
+TEST_CASE("the delay line holds cap + 1 updates at once and refuses a due step outside its ring") {
+  detail::DelayLine<int> line(3);
+  CHECK(line.capacity() == 4);
+  for (int k = 0; k < 4; ++k) line.push(3, k);  // four updates, all due at step 3
+  CHECK(line.size() == 4);
+  CHECK_THROWS_AS(line.push(3, 4), std::logic_error);  // no free slot
+  std::vector<int> order;
+  line.release(2, [&](int k, std::uint32_t) { order.push_back(k); });
+  CHECK(order.empty());
+  line.release(3, [&](int k, std::uint32_t) { order.push_back(k); });
+  CHECK(order == std::vector<int>{0, 1, 2, 3});
+  CHECK_THROWS_AS(line.push(3, 0), std::logic_error);  // step 3 was released
+  CHECK_THROWS_AS(line.push(8, 0), std::logic_error);  // beyond 4 + cap
+  line.push(7, 9);
+  line.flush([&](int k, std::uint32_t) { order.push_back(k); });
+  CHECK(order.back() == 9);
+  CHECK(line.empty());
 }
