@@ -16,6 +16,7 @@
 
 #include "aligned_vector.h"
 #include "engine/delay_line.h"
+#include "engine/driver.h"
 #include "hogwild/error.h"
 #include "hogwild/policy.h"
 #include "minibatch.h"
@@ -188,7 +189,6 @@ struct WorkerState {
   Histogram batch_sizes;
   Histogram windows_ns;
   std::uint64_t samples = 0;
-  std::uint64_t polls = 0;  // chunks since the last look at the caller's stop flag
 
   // Delay layer: pending updates, their payloads in slots (one per delay-line slot,
   // each allocated the first time that many are pending at once and reused after).
@@ -320,8 +320,7 @@ struct EpochContext {
   ParamStore& store;
   detail::OptimizerState& state;
   std::span<detail::AppliedCounter> counters;
-  std::atomic<bool>& stop;             // a worker diverged
-  const std::atomic<bool>* interrupt;  // the caller's stop flag (may be null)
+  std::atomic<bool>& stop;  // a worker diverged
   int epoch;
   int threads;
   bool timed;  // time windows
@@ -598,10 +597,6 @@ void run_range(const EpochContext& c, WorkerState& ws, const std::uint32_t* rows
   std::size_t pos = first;
   while (pos < last) {
     if (c.stop.load(std::memory_order_relaxed)) return;
-    if (c.interrupt != nullptr && ws.polls++ % 64 == 0 &&
-        c.interrupt->load(std::memory_order_relaxed)) {
-      return;
-    }
     if (!ws.open) open_window<P>(c, ws, pos, len, worker);
     if (ws.buffered == 0) ws.chunk_target = next_chunk(c, ws);
     const std::size_t take = std::min(ws.chunk_target - ws.buffered, last - pos);
@@ -634,6 +629,129 @@ void finish_segment(const EpochContext& c, WorkerState& ws, int worker) {
   if (ws.open) close_window<P>(c, ws, worker);
 }
 
+// Checks a resumed state against this model and optimiser and copies it in.
+void restore(const TrainState& resume, const ModelConfig& config, std::size_t params,
+             const std::vector<ParamStore*>& state_buffers, ParamStore& store) {
+  if (resume.weights.size() != params) {
+    throw InputError(
+        fmt::format("model: expected {} parameters to resume (this model on this data), found {}",
+                    params, resume.weights.size()));
+  }
+  if (resume.optimizer_state.size() != state_buffers.size()) {
+    throw InputError(fmt::format(
+        "--optimizer: expected {} optimiser state buffers to resume {}, found {}",
+        state_buffers.size(), to_string(config.optimizer.kind), resume.optimizer_state.size()));
+  }
+  for (const auto& buffer : resume.optimizer_state) {
+    if (buffer.size() != params) {
+      throw InputError(fmt::format("model: expected optimiser state of {} values, found {}", params,
+                                   buffer.size()));
+    }
+  }
+  std::copy(resume.weights.begin(), resume.weights.end(), store.values().begin());
+  for (std::size_t b = 0; b < state_buffers.size(); ++b) {
+    std::copy(resume.optimizer_state[b].begin(), resume.optimizer_state[b].end(),
+              state_buffers[b]->values().begin());
+  }
+}
+
+// Everything a model run's kernel works on, set up once by run().
+struct ModelRun {
+  const ModelConfig& config;
+  const Model& model;
+  ParamStore& store;
+  detail::OptimizerState& state;
+  std::vector<ParamStore*> state_buffers;  // the optimiser's, in checkpoint order
+  std::vector<std::unique_ptr<WorkerState>> workers;
+  std::vector<detail::AppliedCounter> counters;
+  tbb::task_arena arena;
+};
+
+// The model kernel: windows over a Model, for one policy chosen once.
+template <class P>
+class WindowKernel final : public detail::Kernel {
+ public:
+  explicit WindowKernel(ModelRun& run) : run_(run) {}
+
+  void begin_epoch(int epoch) override {
+    epoch_ = epoch;
+    stop_.store(false, std::memory_order_relaxed);
+  }
+  std::size_t round_positions() const override { return run_.config.batch; }
+  void run_range(int worker, const std::uint32_t* rows, std::size_t first, std::size_t last,
+                 std::size_t len) override {
+    ::hogwild::run_range<P>(context(), state(worker), rows, first, last, len, worker);
+  }
+  void part_done(int worker) override { finish_segment<P>(context(), state(worker), worker); }
+  void end_segment(int worker, bool epoch_end) override {
+    auto& ws = state(worker);
+    finish_segment<P>(context(), ws, worker);
+    if (epoch_end) flush<P>(run_.config, run_.store, run_.state, ws, run_.counters, worker);
+  }
+  bool failed() const override { return stop_.load(std::memory_order_relaxed); }
+  detail::EpochResult evaluate(bool with_test) override {
+    detail::EpochResult result;
+    result.train = evaluated(false);
+    if (with_test && run_.model.examples(true) > 0) result.test = evaluated(true);
+    return result;
+  }
+  double step_of(int epoch, bool) const override {
+    const auto& o = run_.config.optimizer;
+    return epoch == 0 ? o.step : o.step_at(o.step, epoch - 1, epoch - 1);
+  }
+  std::uint64_t applied() const override {
+    std::uint64_t total = 0;
+    for (const auto& ws : run_.workers) total += ws->applied;
+    return total;
+  }
+  void fill_state(TrainState& state) const override {
+    state.weights = run_.store.values();
+    for (const auto* buffer : run_.state_buffers) state.optimizer_state.push_back(buffer->values());
+    for (const auto& ws : run_.workers) state.worker_updates.push_back(ws->updates);
+  }
+
+ private:
+  WorkerState& state(int worker) { return *run_.workers[static_cast<std::size_t>(worker)]; }
+  EpochContext context() {
+    const bool timed = run_.config.schedule.kind == ScheduleSpec::Kind::kTime;
+    return {run_.config, run_.model, run_.store,          run_.state, run_.counters,
+            stop_,       epoch_,     run_.config.threads, timed};
+  }
+  detail::Evaluated evaluated(bool test) {
+    const float* w = run_.store.data();  // workers have joined: plain reads are safe
+    const Evaluated e = evaluate_model(run_.model, w, test, run_.arena);
+    detail::Evaluated result;
+    result.loss = e.loss;
+    if (run_.model.classifier()) {
+      result.accuracy = e.accuracy;
+    } else {
+      result.rmse = e.rmse;
+    }
+    return result;
+  }
+
+  ModelRun& run_;
+  int epoch_ = 1;
+  std::atomic<bool> stop_{false};  // a worker diverged
+};
+
+ModelEpochRecord as_record(const detail::EpochResult& e) {
+  ModelEpochRecord record;
+  record.epoch = e.epoch;
+  record.seconds = e.seconds;
+  record.elapsed = e.elapsed;
+  record.step = e.step;
+  record.train_loss = e.train.loss;
+  record.train_accuracy = e.train.accuracy;
+  record.train_rmse = e.train.rmse;
+  if (e.test) {
+    record.test_loss = e.test->loss;
+    record.test_accuracy = e.test->accuracy;
+    record.test_rmse = e.test->rmse;
+  }
+  return record;
+}
+
 ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats,
                 std::vector<double> class_labels, const ModelCallbacks& callbacks,
                 const TrainState* resume) {
@@ -641,8 +759,6 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
   report.config = raw.resolved();
   const ModelConfig& config = report.config;
   const int threads = config.threads;
-  const bool classifier = model.classifier();
-  const bool has_test = model.examples(true) > 0;
   stats.parameters = model.num_params();
   report.dataset = std::move(stats);
   report.class_labels = std::move(class_labels);
@@ -659,47 +775,22 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
   ParamStore store(params);
   model.init(store.values(), config.seed);
   detail::OptimizerState state(config.optimizer.kind, params);
-  // The optimiser's buffers, in the order a checkpoint keeps them.
-  std::vector<ParamStore*> state_buffers;
-  if (state.s1) state_buffers.push_back(state.s1.get());
-  if (state.s2) state_buffers.push_back(state.s2.get());
-  if (resume) {
-    if (resume->weights.size() != params) {
-      throw InputError(
-          fmt::format("model: expected {} parameters to resume (this model on this data), found {}",
-                      params, resume->weights.size()));
-    }
-    if (resume->optimizer_state.size() != state_buffers.size()) {
-      throw InputError(fmt::format(
-          "--optimizer: expected {} optimiser state buffers to resume {}, found {}",
-          state_buffers.size(), to_string(config.optimizer.kind), resume->optimizer_state.size()));
-    }
-    for (const auto& buffer : resume->optimizer_state) {
-      if (buffer.size() != params) {
-        throw InputError(fmt::format("model: expected optimiser state of {} values, found {}",
-                                     params, buffer.size()));
-      }
-    }
-    if (resume->epoch < 0 || resume->epoch > config.epochs) {
-      throw InputError(
-          fmt::format("--epochs: expected at least the {} epochs already done, found {}",
-                      resume->epoch, config.epochs));
-    }
-    std::copy(resume->weights.begin(), resume->weights.end(), store.values().begin());
-    for (std::size_t b = 0; b < state_buffers.size(); ++b) {
-      std::copy(resume->optimizer_state[b].begin(), resume->optimizer_state[b].end(),
-                state_buffers[b]->values().begin());
-    }
-    report.resumed_from = resume->epoch;
-    report.samples = resume->samples;
-  }
   // Evaluation uses at most the cores there are (more workers than cores is allowed).
-  tbb::task_arena arena(
-      std::min(threads, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))));
-
+  ModelRun run{config,
+               model,
+               store,
+               state,
+               {},
+               {},
+               std::vector<detail::AppliedCounter>(static_cast<std::size_t>(threads)),
+               tbb::task_arena(std::min(
+                   threads, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))))};
+  if (state.s1) run.state_buffers.push_back(state.s1.get());
+  if (state.s2) run.state_buffers.push_back(state.s2.get());
+  if (resume) restore(*resume, config, params, run.state_buffers, store);
+  auto& workers = run.workers;
   const std::size_t width = model.row_width();
   const bool timed = config.schedule.kind == ScheduleSpec::Kind::kTime;
-  std::vector<std::unique_ptr<WorkerState>> workers;
   for (int worker = 0; worker < threads; ++worker) {
     auto ws = std::make_unique<WorkerState>();
     // A fixed minibatch is one chunk; a time window holds up to --max-batch samples, computed
@@ -750,36 +841,7 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
     workers.push_back(std::move(ws));
   }
 
-  auto record_epoch = [&](ModelEpochRecord& record) {
-    const float* w = store.data();  // workers have joined: plain reads are safe
-    const Evaluated train = evaluate_model(model, w, false, arena);
-    record.train_loss = train.loss;
-    if (classifier) record.train_accuracy = train.accuracy;
-    if (!classifier) record.train_rmse = train.rmse;
-    if (has_test) {
-      const Evaluated test = evaluate_model(model, w, true, arena);
-      record.test_loss = test.loss;
-      if (classifier) record.test_accuracy = test.accuracy;
-      if (!classifier) record.test_rmse = test.rmse;
-    }
-    report.epochs.push_back(record);
-    std::uint64_t applied = 0;
-    for (const auto& ws : workers) applied += ws->applied;
-    report.curve.push_back({record.elapsed, applied, record.train_loss});
-    if (!std::isfinite(record.train_loss))
-      diverged(record.epoch, record.train_loss, record.step, "training");
-    if (callbacks.on_epoch) callbacks.on_epoch(record);
-  };
-
-  // A resumed run starts its records with the model it resumed from.
-  const int first_epoch = resume ? resume->epoch + 1 : 1;
-  ModelEpochRecord initial;
-  initial.epoch = first_epoch - 1;
-  initial.step =
-      resume ? config.optimizer.step_at(config.optimizer.step, first_epoch - 2, first_epoch - 2)
-             : config.optimizer.step;
   if (resume) {
-    initial.elapsed = resume->elapsed;
     // Each worker's update count continues (Adam's bias correction counts updates); with a
     // different number of workers the total is shared out evenly.
     std::uint64_t total = 0;
@@ -790,136 +852,35 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
                                 : total / workers.size();
     }
   }
-  record_epoch(initial);
-  const double initial_loss = resume ? resume->initial_loss : initial.train_loss;
-  const auto stop_requested = [&] {
-    return callbacks.stop != nullptr && callbacks.stop->load(std::memory_order_relaxed);
-  };
+  const auto kernel = dispatch_policy(config.policy, [&](auto policy) {
+    return std::unique_ptr<detail::Kernel>(std::make_unique<WindowKernel<decltype(policy)>>(run));
+  });
 
-  std::vector<std::uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0u);
-  // Each epoch shuffles the order the previous one left, so a resumed run replays the
-  // shuffles of the epochs already done: its epochs then see the orders an uninterrupted run
-  // sees.
-  for (int epoch = 1; epoch < first_epoch; ++epoch)
-    detail::shuffle_epoch(order, config.seed, epoch);
-  std::vector<detail::AppliedCounter> counters(static_cast<std::size_t>(threads));
-  double elapsed = resume ? resume->elapsed : 0.0;
-  for (int epoch = first_epoch; epoch <= config.epochs; ++epoch) {
-    detail::shuffle_epoch(order, config.seed, epoch);
-    std::atomic<bool> stop{false};
-    double seconds = 0;
-    const int segments = config.evals_per_epoch;
-    for (int segment = 0; segment < segments && !stop_requested(); ++segment) {
-      const bool last_segment = segment + 1 == segments;
-      const auto start = Clock::now();
-      dispatch_policy(config.policy, [&](auto policy_type) {
-        using P = decltype(policy_type);
-        const EpochContext context{config, model,          store, state,   counters,
-                                   stop,   callbacks.stop, epoch, threads, timed};
-        const auto slice_of = [&](int worker) {
-          const std::size_t begin = n * static_cast<std::size_t>(worker) / threads;
-          const std::size_t end = n * static_cast<std::size_t>(worker + 1) / threads;
-          return std::span<const std::uint32_t>(order.data() + begin, end - begin);
-        };
-        const auto part = [&](std::size_t len, int k) {
-          return detail::segment_start(len, k, segments);
-        };
-        const auto finish = [&](int worker) {
-          auto& ws = *workers[static_cast<std::size_t>(worker)];
-          finish_segment<P>(context, ws, worker);
-          if (last_segment) flush<P>(config, store, state, ws, counters, worker);
-        };
-        if (config.simulate > 0) {
-          // Virtual workers in lockstep, one minibatch each per round: deterministic.
-          const std::size_t batch_size = config.batch;
-          std::size_t rounds = 0;
-          for (int k = 0; k < threads; ++k) {
-            const std::size_t len = slice_of(k).size();
-            rounds =
-                std::max(rounds, (part(len, segment + 1) - part(len, segment) + batch_size - 1) /
-                                     batch_size);
-          }
-          for (std::size_t r = 0; r < rounds; ++r) {
-            if (r % 64 == 0 && stop_requested()) break;
-            for (int k = 0; k < threads; ++k) {
-              const auto slice = slice_of(k);
-              const std::size_t first = part(slice.size(), segment) + r * batch_size;
-              const std::size_t end = part(slice.size(), segment + 1);
-              if (first >= end) continue;
-              const std::size_t last = std::min(end, first + batch_size);
-              auto& ws = *workers[static_cast<std::size_t>(k)];
-              run_range<P>(context, ws, slice.data(), first, last, slice.size(), k);
-              if (last == end) finish_segment<P>(context, ws, k);
-            }
-          }
-          for (int k = 0; k < threads; ++k) finish(k);
-        } else if (config.dynamic_sharding) {
-          // Workers claim chunks of this segment of the shuffle from a shared cursor (one
-          // atomic add per chunk), so a slow worker processes fewer samples.
-          const std::size_t seg_begin = part(n, segment);
-          const std::size_t seg_end = part(n, segment + 1);
-          std::atomic<std::size_t> cursor{seg_begin};
-          detail::run_workers(threads, [&](int worker) {
-            auto& ws = *workers[static_cast<std::size_t>(worker)];
-            for (;;) {
-              const std::size_t first =
-                  cursor.fetch_add(detail::kShardChunk, std::memory_order_relaxed);
-              if (first >= seg_end || stop.load(std::memory_order_relaxed)) break;
-              const std::size_t last = std::min(seg_end, first + detail::kShardChunk);
-              run_range<P>(context, ws, order.data(), first, last, n, worker);
-            }
-            finish(worker);
-          });
-        } else {
-          detail::run_workers(threads, [&](int worker) {
-            const auto slice = slice_of(worker);
-            auto& ws = *workers[static_cast<std::size_t>(worker)];
-            run_range<P>(context, ws, slice.data(), part(slice.size(), segment),
-                         part(slice.size(), segment + 1), slice.size(), worker);
-            finish(worker);
-          });
-        }
-      });
-      seconds += std::chrono::duration<double>(Clock::now() - start).count();
-      if (!last_segment && !stop_requested()) {
-        // A point of the loss curve within the epoch; evaluation time is not training time.
-        std::uint64_t applied = 0;
-        for (const auto& ws : workers) applied += ws->applied;
-        const float* w = store.data();  // workers have joined: plain reads are safe
-        report.curve.push_back(
-            {elapsed + seconds, applied, evaluate_model(model, w, false, arena).loss});
-      }
-    }
-    elapsed += seconds;
-    if (stop_requested()) {
-      // The unfinished epoch is not recorded: the last completed one is what a checkpoint
-      // holds and what a resumed run continues from.
-      report.interrupted = true;
-      break;
-    }
-    report.samples += n;
-    ModelEpochRecord record;
-    record.epoch = epoch;
-    record.seconds = seconds;
-    record.elapsed = elapsed;
-    record.step = config.optimizer.step_at(config.optimizer.step, epoch - 1, epoch - 1);
-    record_epoch(record);
-    if (callbacks.on_epoch_state) {
-      TrainState epoch_state;
-      epoch_state.epoch = epoch;
-      epoch_state.initial_loss = initial_loss;
-      epoch_state.elapsed = elapsed;
-      epoch_state.samples = report.samples;
-      epoch_state.weights = store.values();
-      for (const auto* buffer : state_buffers)
-        epoch_state.optimizer_state.push_back(buffer->values());
-      for (const auto& ws : workers) epoch_state.worker_updates.push_back(ws->updates);
-      callbacks.on_epoch_state(epoch_state);
-    }
+  detail::DriverConfig driver;
+  driver.rows = n;
+  driver.epochs = config.epochs;
+  driver.seed = config.seed;
+  driver.workers = threads;
+  driver.simulate = config.simulate > 0;
+  driver.dynamic_sharding = config.dynamic_sharding;
+  driver.evals_per_epoch = config.evals_per_epoch;
+  driver.divergence_factor = std::numeric_limits<double>::infinity();
+  detail::DriverHooks hooks;
+  if (callbacks.on_epoch) {
+    hooks.on_epoch = [&](const detail::EpochResult& e) { callbacks.on_epoch(as_record(e)); };
   }
-  report.train_seconds = elapsed;
-  report.samples_per_second = elapsed > 0 ? static_cast<double>(report.samples) / elapsed : 0.0;
+  hooks.on_epoch_state = callbacks.on_epoch_state;
+  hooks.stop = callbacks.stop;
+  detail::DriverResult result = detail::drive(driver, *kernel, hooks, resume);
+
+  for (const auto& e : result.epochs) report.epochs.push_back(as_record(e));
+  report.curve = std::move(result.curve);
+  report.samples = result.samples;
+  report.interrupted = result.interrupted;
+  report.resumed_from = result.resumed_from;
+  report.train_seconds = result.elapsed;
+  report.samples_per_second =
+      result.elapsed > 0 ? static_cast<double>(report.samples) / result.elapsed : 0.0;
   report.weights = store.snapshot();
   detail::summarise_workers(workers, n, report);
   return report;

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "engine/delay_line.h"
+#include "engine/driver.h"
 #include "hogwild/error.h"
 #include "hogwild/policy.h"
 #include "minibatch.h"
@@ -85,8 +86,6 @@ int TrainConfig::resolved_threads() const {
 }
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 std::string_view source_name(const Dataset& data, std::string_view fallback) {
   return data.source.empty() ? fallback : std::string_view(data.source);
@@ -217,11 +216,11 @@ struct alignas(kCacheLine) WorkerState {
   WorkerState(int worker, const TrainConfig& config, std::uint64_t seed_base)
       : id(worker),
         delays(config.delay, detail::derive_seed(seed_base, 0xde1a0000u + worker)),
-        pending(config.delay.max_delay()),
         staleness_clock(config.staleness_sample,
                         detail::derive_seed(seed_base, 0x57a1e000u + worker)),
         coherence_clock(config.coherence_sample,
                         detail::derive_seed(seed_base, 0xc0e40000u + worker)),
+        pending(config.delay.max_delay()),
         injected(config.delay.max_delay() + 1, 0),
         coherence_sum(static_cast<std::size_t>(config.epochs) * kCoherenceWindowsPerEpoch, 0.0),
         coherence_count(coherence_sum.size(), 0) {
@@ -294,13 +293,12 @@ double sparse_cosine(const SparseRow& a, const SparseRow& b) {
 template <class P, class Loss, bool kRegularised>
 class Engine {
  public:
-  Engine(ParamStore& store, const Dataset& data, const float* y, const float* shrink, float eta,
-         std::span<AppliedCounter> counters, const TrainConfig& config, int epoch)
+  Engine(ParamStore& store, const Dataset& data, const float* y, const float* shrink,
+         std::span<AppliedCounter> counters, const TrainConfig& config)
       : store_(store),
         data_(data),
         y_(y),
         shrink_(shrink),
-        eta_(eta),
         counters_(counters),
         delayed_(config.delay.kind != DelaySpec::Kind::kNone),
         measure_staleness_(config.staleness_sample > 0),
@@ -308,14 +306,21 @@ class Engine {
         publish_(config.staleness_sample > 0 && counters.size() > 1),
         coherence_(config.coherence_sample > 0),
         lag_(static_cast<std::uint64_t>(config.coherence_lag)),
-        window_base_(static_cast<std::size_t>(epoch - 1) * kCoherenceWindowsPerEpoch),
         timed_(config.schedule.kind == ScheduleSpec::Kind::kTime),
         batched_(timed_ || config.schedule.batch > 1),
         mean_(config.schedule.mean),
         capacity_(config.schedule.capacity()),
         window_ns_(config.schedule.window_ns),
         slow_(config.speed.active()),
+        // Simulation steps each virtual worker one sample per round.
+        per_sample_(delayed_ || batched_ || slow_ || config.simulate > 0),
         merge_every_(static_cast<std::uint64_t>(config.resolved_replicate(store.size()))) {}
+
+  // The epoch's step size and first coherence window.
+  void begin_epoch(float eta, int epoch) {
+    eta_ = eta;
+    window_base_ = static_cast<std::size_t>(epoch - 1) * kCoherenceWindowsPerEpoch;
+  }
 
   // Positions [first, last) of a worker's share of length `len`. Without delay, minibatches or
   // speed model, the samples between two sampled (measured) ones run the plain Hogwild! loop,
@@ -331,7 +336,7 @@ class Engine {
   // (the values it read) and its merge (when its update reached the shared store).
   void run_range(WorkerState& s, const std::uint32_t* rows, std::size_t first, std::size_t last,
                  std::size_t len) {
-    if (delayed_ || batched_ || slow_) {
+    if (per_sample_) {
       for (std::size_t pos = first; pos < last; ++pos) step(s, rows[pos], pos, len);
       return;
     }
@@ -862,22 +867,140 @@ class Engine {
   const Dataset& data_;
   const float* y_;
   const float* shrink_;
-  float eta_;
+  float eta_ = 0;
   std::span<AppliedCounter> counters_;
   bool delayed_;
   bool measure_staleness_;
   bool publish_;
   bool coherence_;
   std::uint64_t lag_;
-  std::size_t window_base_;
+  std::size_t window_base_ = 0;
   bool timed_;
   bool batched_;
   bool mean_;
   std::uint32_t capacity_;
   std::int64_t window_ns_;
   bool slow_;
+  bool per_sample_;
   std::uint64_t merge_every_;  // samples between replica merges; 0: no replicas
 };
+
+// Everything a linear run's kernel works on, set up once by train().
+struct LinearRun {
+  const TrainConfig& config;
+  ParamStore& store;
+  const Dataset& train_data;
+  const Dataset* test_data;
+  std::vector<float> y_train;
+  std::vector<float> y_test;
+  std::vector<float> reg_scale;  // n / count[j], when l2 > 0
+  std::vector<float> shrink;     // the epoch's 1 / (1 + eta l2 n / count[j])
+  std::vector<WorkerState>& states;
+  std::span<AppliedCounter> counters;
+  tbb::task_arena& arena;
+};
+
+// The linear kernel: the Engine's loops behind the driver's interface, for one policy, loss and
+// regularisation chosen once.
+template <class P, class Loss, bool kRegularised>
+class LinearKernel final : public detail::Kernel {
+ public:
+  explicit LinearKernel(LinearRun& run)
+      : run_(run),
+        engine_(run.store, run.train_data, run.y_train.data(), run.shrink.data(), run.counters,
+                run.config) {}
+
+  void begin_epoch(int epoch) override {
+    eta_ = step_of(epoch, false);
+    engine_.begin_epoch(static_cast<float>(eta_), epoch);
+    if constexpr (kRegularised) {
+      const double eta = eta_;
+      const double l2 = run_.config.l2;
+      run_.arena.execute([&] {
+        tbb::parallel_for(std::size_t{0}, run_.shrink.size(), [&](std::size_t j) {
+          run_.shrink[j] = static_cast<float>(1.0 / (1.0 + eta * l2 * run_.reg_scale[j]));
+        });
+      });
+    }
+  }
+  std::size_t round_positions() const override { return 1; }
+  void run_range(int worker, const std::uint32_t* rows, std::size_t first, std::size_t last,
+                 std::size_t len) override {
+    engine_.run_range(state(worker), rows, first, last, len);
+  }
+  // Lockstep simulation closes a virtual worker's open minibatch with the others', at the end
+  // of the segment.
+  void part_done(int) override {}
+  void end_segment(int worker, bool epoch_end) override {
+    engine_.close_open_batch(state(worker));
+    if (epoch_end) engine_.flush(state(worker));
+  }
+  detail::EpochResult evaluate(bool with_test) override {
+    detail::EpochResult result;
+    result.train = evaluated(run_.train_data, run_.y_train);
+    if (run_.test_data && with_test) result.test = evaluated(*run_.test_data, run_.y_test);
+    return result;
+  }
+  // The step decays by a factor per epoch; the products are those of an uninterrupted run, so
+  // a resumed one uses bit-identical steps.
+  double step_of(int epoch, bool initial) const override {
+    if (initial) return 0;
+    double eta = run_.config.step;
+    for (int e = 1; e < epoch; ++e) eta *= run_.config.decay;
+    return eta;
+  }
+  std::uint64_t applied() const override {
+    std::uint64_t total = 0;
+    for (const auto& state : run_.states) total += state.applied;
+    return total;
+  }
+  void fill_state(TrainState& state) const override { state.weights = run_.store.values(); }
+
+ private:
+  WorkerState& state(int worker) { return run_.states[static_cast<std::size_t>(worker)]; }
+
+  detail::Evaluated evaluated(const Dataset& data, std::span<const float> y) const {
+    const Evaluation e =
+        evaluate_mapped<Loss>(run_.store.values(), run_.config.l2, data, y, run_.arena);
+    detail::Evaluated result;
+    result.loss = e.loss;
+    result.objective = e.objective;
+    if (is_classifier(run_.config.loss)) result.accuracy = e.accuracy;
+    return result;
+  }
+
+  LinearRun& run_;
+  Engine<P, Loss, kRegularised> engine_;
+  double eta_ = 0;
+};
+
+// The kernel for the run's policy, loss and regularisation.
+std::unique_ptr<detail::Kernel> make_linear_kernel(LinearRun& run) {
+  return dispatch_policy(run.config.policy, [&](auto policy) -> std::unique_ptr<detail::Kernel> {
+    using P = decltype(policy);
+    return dispatch_loss(run.config.loss, [&](auto loss) -> std::unique_ptr<detail::Kernel> {
+      using Loss = decltype(loss);
+      if (run.config.l2 > 0) return std::make_unique<LinearKernel<P, Loss, true>>(run);
+      return std::make_unique<LinearKernel<P, Loss, false>>(run);
+    });
+  });
+}
+
+// Evaluation in the report's form.
+Evaluation as_evaluation(const detail::Evaluated& e) {
+  return {e.loss, e.objective.value_or(0.0), e.accuracy.value_or(0.0)};
+}
+
+EpochRecord as_record(const detail::EpochResult& e) {
+  EpochRecord record;
+  record.epoch = e.epoch;
+  record.seconds = e.seconds;
+  record.elapsed = e.elapsed;
+  record.step = e.step;
+  record.train = as_evaluation(e.train);
+  if (e.test) record.test = as_evaluation(*e.test);
+  return record;
+}
 
 }  // namespace
 
@@ -913,249 +1036,65 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
       config.resolved_replicate(std::max<std::size_t>(1, train_data.num_features));
   report.dataset = describe(train_data);
   if (test_data) report.test_dataset = describe(*test_data);
-
   if (is_classifier(config.loss)) report.label_values = binary_label_values(train_data);
-  const std::vector<float> y_train =
-      mapped_labels(train_data, report.label_values, "training data");
+  std::vector<float> y_train = mapped_labels(train_data, report.label_values, "training data");
   std::vector<float> y_test;
   if (test_data) y_test = mapped_labels(*test_data, report.label_values, "test data");
 
   const std::size_t n = train_data.rows();
   const std::size_t dim = std::max<std::size_t>(1, train_data.num_features);
-  if (resume) {
-    if (resume->weights.size() != dim) {
-      throw InputError(fmt::format(
-          "{}: expected a model of {} weights (the training data's dimension) to resume, found {}",
-          source_name(train_data, "training data"), dim, resume->weights.size()));
-    }
-    if (resume->epoch < 0 || resume->epoch > config.epochs) {
-      throw InputError(
-          fmt::format("--epochs: expected at least the {} epochs already done, found {}",
-                      resume->epoch, config.epochs));
-    }
+  if (resume && resume->weights.size() != dim) {
+    throw InputError(fmt::format(
+        "{}: expected a model of {} weights (the training data's dimension) to resume, found {}",
+        source_name(train_data, "training data"), dim, resume->weights.size()));
   }
   ParamStore store(dim);
   if (resume) std::copy(resume->weights.begin(), resume->weights.end(), store.values().begin());
-  tbb::task_arena arena(report.config.threads);
-
-  std::vector<float> reg_scale;  // n / count[j]
-  std::vector<float> shrink;
-  if (config.l2 > 0) {
-    const auto counts = feature_counts(train_data);
-    reg_scale.assign(dim, 0.0f);
-    for (std::size_t j = 0; j < counts.size(); ++j) {
-      if (counts[j] > 0) reg_scale[j] = static_cast<float>(static_cast<double>(n) / counts[j]);
-    }
-    shrink.resize(dim);
-  }
-
-  auto evaluate_epoch = [&](EpochRecord& record, bool with_test) {
-    dispatch_loss(config.loss, [&](auto loss_type) {
-      using Loss = decltype(loss_type);
-      record.train = evaluate_mapped<Loss>(store.values(), config.l2, train_data, y_train, arena);
-      if (test_data && with_test) {
-        record.test = evaluate_mapped<Loss>(store.values(), config.l2, *test_data, y_test, arena);
-      }
-    });
-  };
-
-  // A resumed run starts its records with the model it resumed from.
-  const int first_epoch = resume ? resume->epoch + 1 : 1;
-  EpochRecord initial;
-  initial.epoch = first_epoch - 1;
-  if (resume) initial.elapsed = resume->elapsed;
-  evaluate_epoch(initial, true);
-  report.epochs.push_back(initial);
-  if (callbacks.on_epoch) callbacks.on_epoch(initial);
-  const double initial_loss = resume ? resume->initial_loss : initial.train->loss;
-  report.resumed_from = first_epoch - 1;
-  if (resume) report.samples = resume->samples;
-
-  std::vector<std::uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0u);
-  // Each epoch shuffles the order the previous one left, so a resumed run replays the
-  // shuffles of the epochs already done: its epochs then see the orders an uninterrupted run
-  // sees.
-  if (config.block_rows == 0) {
-    for (int epoch = 1; epoch < first_epoch; ++epoch)
-      detail::shuffle_epoch(order, config.seed, epoch);
-  }
   const int workers = config.workers();
   std::vector<WorkerState> states;
   states.reserve(static_cast<std::size_t>(workers));
   for (int w = 0; w < workers; ++w) states.emplace_back(w, config, config.seed);
   std::vector<AppliedCounter> counters(static_cast<std::size_t>(workers));
-  const auto applied_updates = [&] {
-    std::uint64_t total = 0;
-    for (const auto& state : states) total += state.applied;
-    return total;
-  };
-  double eta = config.step;
-  // The same products as an uninterrupted run, so the step is bit-identical.
-  for (int epoch = 1; epoch < first_epoch; ++epoch) eta *= config.decay;
-  double elapsed = resume ? resume->elapsed : 0.0;
-  report.curve.push_back({elapsed, 0, initial.train->loss});
-  // Workers poll the stop request once per chunk of samples, never per sample.
-  constexpr std::size_t kStopChunk = 4096;
-  const auto stop_requested = [&] {
-    return callbacks.stop != nullptr && callbacks.stop->load(std::memory_order_relaxed);
-  };
-  const std::size_t chunk = callbacks.stop ? kStopChunk : std::numeric_limits<std::size_t>::max();
-
-  for (int epoch = first_epoch; epoch <= config.epochs; ++epoch) {
-    if (config.block_rows > 0) {
-      detail::block_order(order, config.block_rows, config.seed, epoch);
-    } else {
-      detail::shuffle_epoch(order, config.seed, epoch);
+  tbb::task_arena arena(report.config.threads);
+  LinearRun run{config, store,  train_data, test_data, std::move(y_train), std::move(y_test), {},
+                {},     states, counters,   arena};
+  if (config.l2 > 0) {
+    const auto counts = feature_counts(train_data);
+    run.reg_scale.assign(dim, 0.0f);
+    for (std::size_t j = 0; j < counts.size(); ++j) {
+      if (counts[j] > 0) run.reg_scale[j] = static_cast<float>(static_cast<double>(n) / counts[j]);
     }
-    const auto eta_f = static_cast<float>(eta);
-    if (config.l2 > 0) {
-      arena.execute([&] {
-        tbb::parallel_for(std::size_t{0}, dim, [&](std::size_t j) {
-          shrink[j] = static_cast<float>(1.0 / (1.0 + eta * config.l2 * reg_scale[j]));
-        });
-      });
-    }
-
-    double seconds = 0;
-    const int segments = config.evals_per_epoch;
-    for (int segment = 0; segment < segments; ++segment) {
-      const bool last_segment = segment + 1 == segments;
-      const auto start = Clock::now();
-      dispatch_policy(config.policy, [&](auto policy_type) {
-        using P = decltype(policy_type);
-        dispatch_loss(config.loss, [&](auto loss_type) {
-          using Loss = decltype(loss_type);
-          auto run_segment = [&](auto& engine) {
-            // Worker w's share of this segment: positions [first, last) of its slice.
-            const auto slice_of = [&](int worker) {
-              const std::size_t begin = n * static_cast<std::size_t>(worker) / workers;
-              const std::size_t end = n * static_cast<std::size_t>(worker + 1) / workers;
-              return std::span<const std::uint32_t>(order.data() + begin, end - begin);
-            };
-            const auto part = [&](std::size_t len, int k) {
-              return detail::segment_start(len, k, segments);
-            };
-            const auto finish = [&](WorkerState& state) {
-              engine.close_open_batch(state);
-              if (last_segment) engine.flush(state);
-            };
-            if (config.simulate > 0) {
-              // Virtual workers in lockstep, one step each per round: deterministic.
-              std::size_t rounds = 0;
-              for (int k = 0; k < workers; ++k) {
-                const auto len = slice_of(k).size();
-                rounds = std::max(rounds, part(len, segment + 1) - part(len, segment));
-              }
-              for (std::size_t t = 0; t < rounds; ++t) {
-                if (t % kStopChunk == 0 && stop_requested()) break;
-                for (int k = 0; k < workers; ++k) {
-                  const auto slice = slice_of(k);
-                  const std::size_t pos = part(slice.size(), segment) + t;
-                  if (pos < part(slice.size(), segment + 1)) {
-                    engine.step(states[k], slice[pos], pos, slice.size());
-                  }
-                }
-              }
-              for (int k = 0; k < workers; ++k) finish(states[k]);
-            } else if (config.dynamic_sharding) {
-              // Workers claim chunks of this segment of the shuffle from a shared cursor (one
-              // atomic add per chunk), so a slow worker processes fewer samples.
-              constexpr std::size_t kChunk = detail::kShardChunk;
-              const std::size_t seg_begin = part(n, segment);
-              const std::size_t seg_end = part(n, segment + 1);
-              std::atomic<std::size_t> cursor{seg_begin};
-              detail::run_workers(workers, [&](int worker) {
-                auto& state = states[static_cast<std::size_t>(worker)];
-                for (;;) {
-                  if (stop_requested()) break;
-                  const std::size_t first = cursor.fetch_add(kChunk, std::memory_order_relaxed);
-                  if (first >= seg_end) break;
-                  const std::size_t last = std::min(seg_end, first + kChunk);
-                  engine.run_range(state, order.data(), first, last, n);
-                }
-                finish(state);
-              });
-            } else {
-              detail::run_workers(workers, [&](int worker) {
-                const auto slice = slice_of(worker);
-                auto& state = states[static_cast<std::size_t>(worker)];
-                const std::size_t end = part(slice.size(), segment + 1);
-                // Consecutive ranges do what one range does; the split only lets the worker
-                // see a stop request between them.
-                for (std::size_t first = part(slice.size(), segment); first < end;) {
-                  if (stop_requested()) break;
-                  const std::size_t last = end - first > chunk ? first + chunk : end;
-                  engine.run_range(state, slice.data(), first, last, slice.size());
-                  first = last;
-                }
-                finish(state);
-              });
-            }
-          };
-          if (config.l2 > 0) {
-            Engine<P, Loss, true> engine(store, train_data, y_train.data(), shrink.data(), eta_f,
-                                         counters, config, epoch);
-            run_segment(engine);
-          } else {
-            Engine<P, Loss, false> engine(store, train_data, y_train.data(), nullptr, eta_f,
-                                          counters, config, epoch);
-            run_segment(engine);
-          }
-        });
-      });
-      seconds += std::chrono::duration<double>(Clock::now() - start).count();
-      if (stop_requested()) break;
-      if (!last_segment) {
-        EpochRecord probe;
-        evaluate_epoch(probe, false);
-        report.curve.push_back({elapsed + seconds, applied_updates(), probe.train->loss});
-      }
-    }
-    elapsed += seconds;
-    if (stop_requested()) {
-      // The unfinished epoch is not recorded: the last completed one is what a checkpoint
-      // holds and what a resumed run continues from.
-      report.interrupted = true;
-      break;
-    }
-    report.samples += n;
-
-    EpochRecord record;
-    record.epoch = epoch;
-    record.seconds = seconds;
-    record.elapsed = elapsed;
-    record.step = eta;
-    evaluate_epoch(record, true);
-    const double loss = record.train->loss;
-    report.epochs.push_back(record);
-    report.curve.push_back({elapsed, applied_updates(), loss});
-    if (!std::isfinite(loss) || loss > config.divergence_factor * std::max(initial_loss, 1e-12)) {
-      const std::string what =
-          std::isfinite(loss)
-              ? fmt::format("grew to {:.6g}, beyond {}x its initial {:.6g}", loss,
-                            config.divergence_factor, initial_loss)
-              : fmt::format("became {} (it was {:.6g} at the start)", loss, initial_loss);
-      throw DivergenceError(
-          fmt::format("epoch {}: training loss {}; the run diverged: try a smaller --step (this "
-                      "epoch used {:.6g})",
-                      epoch, what, eta));
-    }
-    if (callbacks.on_epoch) callbacks.on_epoch(record);
-    if (callbacks.on_epoch_state) {
-      TrainState state;
-      state.epoch = epoch;
-      state.initial_loss = initial_loss;
-      state.elapsed = elapsed;
-      state.samples = report.samples;
-      state.weights = store.values();
-      callbacks.on_epoch_state(state);
-    }
-    eta *= config.decay;
+    run.shrink.resize(dim);
   }
+  const auto kernel = make_linear_kernel(run);
+
+  detail::DriverConfig driver;
+  driver.rows = n;
+  driver.epochs = config.epochs;
+  driver.seed = config.seed;
+  driver.block_rows = config.block_rows;
+  driver.workers = workers;
+  driver.simulate = config.simulate > 0;
+  driver.dynamic_sharding = config.dynamic_sharding;
+  driver.evals_per_epoch = config.evals_per_epoch;
+  driver.divergence_factor = config.divergence_factor;
+  detail::DriverHooks hooks;
+  if (callbacks.on_epoch) {
+    hooks.on_epoch = [&](const detail::EpochResult& e) { callbacks.on_epoch(as_record(e)); };
+  }
+  hooks.on_epoch_state = callbacks.on_epoch_state;
+  hooks.stop = callbacks.stop;
+  detail::DriverResult result = detail::drive(driver, *kernel, hooks, resume);
+
+  for (const auto& e : result.epochs) report.epochs.push_back(as_record(e));
+  report.curve = std::move(result.curve);
+  report.samples = result.samples;
+  report.interrupted = result.interrupted;
+  report.resumed_from = result.resumed_from;
   detail::summarise_workers(states, n, report);
-  report.train_seconds = elapsed;
-  report.samples_per_second = elapsed > 0 ? static_cast<double>(report.samples) / elapsed : 0.0;
+  report.train_seconds = result.elapsed;
+  report.samples_per_second =
+      result.elapsed > 0 ? static_cast<double>(report.samples) / result.elapsed : 0.0;
   report.weights = store.snapshot();
   return report;
 }

@@ -1,0 +1,68 @@
+#pragma once
+
+// What the training driver asks of a model family's training code: a kernel. The driver owns
+// epochs, row order, segments, sharding, stop and interruption, evaluation points, divergence
+// and checkpoint state; a kernel owns the parameters, the workers' state and the update loop.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "hogwild/trainer.h"
+
+namespace hogwild::detail {
+
+/// The model evaluated on one data set.
+struct Evaluated {
+  double loss = 0;                  ///< mean loss per example
+  std::optional<double> objective;  ///< linear models: loss + l2/2 ||w||^2
+  std::optional<double> accuracy;   ///< classifiers: fraction right
+  std::optional<double> rmse;       ///< factorisation
+};
+
+/// One epoch as the driver records it (epoch 0, or the epoch resumed from, is the model before
+/// training).
+struct EpochResult {
+  int epoch = 0;
+  double seconds = 0;  ///< training time of this epoch, evaluation excluded
+  double elapsed = 0;  ///< training time so far
+  double step = 0;     ///< the step size the kernel reports for it
+  Evaluated train;
+  std::optional<Evaluated> test;
+};
+
+/// A model family's training loop, driven one range of rows at a time: one virtual call per
+/// range (per claimed chunk, per stop-polling stretch, or per simulation round), never per
+/// sample. Methods taking a worker run on that worker's thread; the others on the caller's
+/// thread while no worker runs.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+
+  /// Prepares epoch `epoch` (1-based): its step size and whatever derives from it.
+  virtual void begin_epoch(int epoch) = 0;
+  /// Positions a virtual worker takes per simulation round: a sample or a minibatch.
+  virtual std::size_t round_positions() const = 0;
+  /// Worker `worker` trains on positions [first, last) of `rows`, a sequence of `len`
+  /// positions (its slice of the epoch, or the whole epoch under dynamic sharding).
+  virtual void run_range(int worker, const std::uint32_t* rows, std::size_t first, std::size_t last,
+                         std::size_t len) = 0;
+  /// Simulation: the worker's share of the segment is done while other workers go on.
+  virtual void part_done(int worker) = 0;
+  /// End of a segment on the worker's thread: open minibatches become updates and replicas
+  /// are merged; at the end of the epoch (`epoch_end`) delayed updates are flushed.
+  virtual void end_segment(int worker, bool epoch_end) = 0;
+  /// True once a worker found the run diverged: the others stop early.
+  virtual bool failed() const { return false; }
+  /// Evaluates the parameters on the training data and, with `with_test`, the test data.
+  virtual EpochResult evaluate(bool with_test) = 0;
+  /// The step size recorded for `epoch` (`initial`: the record of the model before training).
+  virtual double step_of(int epoch, bool initial) const = 0;
+  /// Updates applied so far, all workers.
+  virtual std::uint64_t applied() const = 0;
+  /// Adds what a checkpoint keeps beyond the driver's counters: parameters, optimiser state,
+  /// per-worker update counts (views valid until the next worker runs).
+  virtual void fill_state(TrainState& state) const = 0;
+};
+
+}  // namespace hogwild::detail
