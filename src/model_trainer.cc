@@ -667,9 +667,10 @@ struct ModelRun {
   tbb::task_arena arena;
 };
 
-// The model kernel: windows over a Model, for one policy chosen once.
+// The model kernel: windows over a Model, for one policy chosen once; on cache lines of its own,
+// as the linear kernel.
 template <class P>
-class WindowKernel final : public detail::Kernel {
+class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
  public:
   explicit WindowKernel(ModelRun& run) : run_(run) {}
 

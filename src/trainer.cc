@@ -16,6 +16,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "aligned_vector.h"
 #include "engine/delay_line.h"
 #include "engine/driver.h"
 #include "hogwild/error.h"
@@ -263,8 +264,8 @@ struct alignas(kCacheLine) WorkerState {
   std::optional<SpeedSampler> speed;
   // Replica (--replicate): the worker's private copy of the model, the shared values it was
   // refreshed from, and what has not been merged into the shared store yet.
-  std::vector<float> replica;
-  std::vector<float> replica_base;
+  detail::AlignedFloats replica;  // line-aligned: merges go a cache line at a time
+  detail::AlignedFloats replica_base;
   bool replica_fresh = false;
   std::uint64_t since_merge = 0;        // samples since the last merge
   std::uint64_t unmerged = 0;           // updates in the replica, not yet in the shared store
@@ -901,9 +902,10 @@ struct LinearRun {
 };
 
 // The linear kernel: the Engine's loops behind the driver's interface, for one policy, loss and
-// regularisation chosen once.
+// regularisation chosen once. Workers read its fields on every sample: it has its cache lines to
+// itself, so no heap neighbour's writes move them between cores.
 template <class P, class Loss, bool kRegularised>
-class LinearKernel final : public detail::Kernel {
+class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
  public:
   explicit LinearKernel(LinearRun& run)
       : run_(run),
