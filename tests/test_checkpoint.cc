@@ -10,13 +10,13 @@
 #include <fstream>
 #include <string>
 
+#include "engine/rng.h"
 #include "hogwild/checkpoint.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
 #include "hogwild/model_trainer.h"
 #include "hogwild/predict.h"
 #include "hogwild/trainer.h"
-#include "rng.h"
 
 using namespace hogwild;
 namespace fs = std::filesystem;

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "cli_support.h"
-#include "rng.h"
+#include "engine/rng.h"
 
 namespace fs = std::filesystem;
 using Result = hogwild::test::CliResult;

@@ -5,9 +5,9 @@
 #include <Eigen/Dense>
 #include <cmath>
 
+#include "engine/rng.h"
 #include "hogwild/generator.h"
 #include "hogwild/trainer.h"
-#include "rng.h"
 
 using namespace hogwild;
 

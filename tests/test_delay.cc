@@ -10,13 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/delay_line.h"
+#include "engine/rng.h"
 #include "hogwild/delay.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
 #include "hogwild/report.h"
 #include "hogwild/staleness.h"
 #include "hogwild/trainer.h"
-#include "rng.h"
 #include "test_support.h"
 
 using namespace hogwild;

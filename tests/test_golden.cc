@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "cli_support.h"
-#include "rng.h"
+#include "engine/rng.h"
 
 namespace fs = std::filesystem;
 using hogwild::test::run;

@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "engine/rng.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
 #include "hogwild/model_trainer.h"
 #include "hogwild/ratings.h"
 #include "hogwild/report.h"
 #include "hogwild/trainer.h"
-#include "rng.h"
 
 using namespace hogwild;
 

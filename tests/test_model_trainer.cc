@@ -6,10 +6,10 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "engine/rng.h"
 #include "hogwild/error.h"
 #include "hogwild/model_trainer.h"
 #include "hogwild/ratings.h"
-#include "rng.h"
 
 using namespace hogwild;
 

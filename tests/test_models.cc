@@ -6,8 +6,8 @@
 #include <cmath>
 #include <vector>
 
-#include "model.h"
-#include "rng.h"
+#include "engine/rng.h"
+#include "models/model.h"
 
 using namespace hogwild;
 using namespace hogwild::detail;

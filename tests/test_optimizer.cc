@@ -8,7 +8,7 @@
 #include "hogwild/error.h"
 #include "hogwild/optimizer.h"
 #include "hogwild/policy.h"
-#include "optimizer_kernel.h"
+#include "models/optimizer_kernel.h"
 
 using namespace hogwild;
 using detail::apply_step;

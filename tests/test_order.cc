@@ -9,11 +9,11 @@
 #include <tuple>
 #include <vector>
 
+#include "engine/rng.h"
 #include "hogwild/dataset.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
 #include "hogwild/trainer.h"
-#include "rng.h"
 
 using namespace hogwild;
 

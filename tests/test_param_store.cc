@@ -5,11 +5,11 @@
 #include <numeric>
 #include <vector>
 
+#include "engine/workers.h"
 #include "hogwild/generator.h"
 #include "hogwild/param_store.h"
 #include "hogwild/policy.h"
 #include "hogwild/trainer.h"
-#include "workers.h"
 
 using namespace hogwild;
 

@@ -4,11 +4,11 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "engine/workers.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
 #include "hogwild/report.h"
 #include "hogwild/trainer.h"
-#include "workers.h"
 
 using namespace hogwild;
 

@@ -8,10 +8,10 @@
 #include <numeric>
 #include <span>
 
+#include "engine/minibatch.h"
+#include "engine/rng.h"
+#include "engine/workers.h"
 #include "hogwild/error.h"
-#include "minibatch.h"
-#include "rng.h"
-#include "workers.h"
 
 namespace hogwild::detail {
 

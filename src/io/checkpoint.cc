@@ -13,8 +13,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "data/read_file.h"
 #include "hogwild/error.h"
-#include "io.h"
 
 namespace hogwild {
 namespace {

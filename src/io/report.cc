@@ -5,7 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "report_json.h"
+#include "io/report_json.h"
 
 namespace hogwild {
 namespace {

@@ -14,8 +14,8 @@
 #include <string>
 #include <thread>
 
+#include "data/read_file.h"
 #include "hogwild/error.h"
-#include "io.h"
 
 namespace hogwild {
 namespace {

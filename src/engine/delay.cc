@@ -6,9 +6,9 @@
 #include <cmath>
 #include <filesystem>
 
+#include "data/read_file.h"
+#include "engine/rng.h"
 #include "hogwild/error.h"
-#include "io.h"
-#include "rng.h"
 
 namespace hogwild {
 namespace {

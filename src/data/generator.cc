@@ -7,8 +7,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "engine/rng.h"
 #include "hogwild/error.h"
-#include "rng.h"
 
 namespace hogwild {
 namespace {

@@ -1,5 +1,3 @@
-#include "hogwild/model_trainer.h"
-
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_reduce.h>
@@ -14,18 +12,19 @@
 #include <numeric>
 #include <thread>
 
-#include "aligned_vector.h"
+#include "engine/aligned_vector.h"
 #include "engine/delay_line.h"
 #include "engine/driver.h"
+#include "engine/minibatch.h"
+#include "engine/rng.h"
+#include "engine/sampling.h"
+#include "engine/workers.h"
 #include "hogwild/error.h"
+#include "hogwild/model_trainer.h"
 #include "hogwild/policy.h"
-#include "minibatch.h"
-#include "model.h"
-#include "optimizer_kernel.h"
-#include "report_json.h"
-#include "rng.h"
-#include "sampling.h"
-#include "workers.h"
+#include "io/report_json.h"
+#include "models/model.h"
+#include "models/optimizer_kernel.h"
 
 namespace hogwild {
 

@@ -8,8 +8,8 @@
 #include <limits>
 #include <string_view>
 
+#include "data/read_file.h"
 #include "hogwild/error.h"
-#include "io.h"
 
 namespace hogwild {
 namespace {

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "model.h"
+#include "models/model.h"
 
 namespace hogwild::detail {
 namespace {

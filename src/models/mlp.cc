@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "model.h"
-#include "rng.h"
+#include "engine/rng.h"
+#include "models/model.h"
 
 namespace hogwild::detail {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "rng.h"
+#include "engine/rng.h"
 
 namespace hogwild {
 

@@ -1,5 +1,3 @@
-#include "hogwild/trainer.h"
-
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -16,15 +14,16 @@
 #include <thread>
 #include <type_traits>
 
-#include "aligned_vector.h"
+#include "engine/aligned_vector.h"
 #include "engine/delay_line.h"
 #include "engine/driver.h"
+#include "engine/minibatch.h"
+#include "engine/rng.h"
+#include "engine/sampling.h"
+#include "engine/workers.h"
 #include "hogwild/error.h"
 #include "hogwild/policy.h"
-#include "minibatch.h"
-#include "rng.h"
-#include "sampling.h"
-#include "workers.h"
+#include "hogwild/trainer.h"
 
 namespace hogwild {
 

@@ -13,9 +13,9 @@
 #include <optional>
 #include <ostream>
 
+#include "data/read_file.h"
+#include "engine/rng.h"
 #include "hogwild/error.h"
-#include "io.h"
-#include "rng.h"
 
 namespace hogwild {
 

@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <string_view>
 
+#include "engine/sampling.h"
 #include "hogwild/error.h"
 #include "hogwild/schedule.h"
-#include "sampling.h"
 
 namespace hogwild::detail {
 

@@ -1,10 +1,10 @@
 // Predictions of a checkpoint's model, from the parameter layouts the models train with.
 //
 // Glossary: d = features, k = classes, W = parameters; softmax: feature j's k class weights
-// are W[j k .. j k + k) and the bias is row d (the layout of src/softmax_model.cc for sparse
+// are W[j k .. j k + k) and the bias is row d (the layout of src/models/softmax.cc for sparse
 // and dense data alike); mlp: layer l is an n[l+1] x n[l] column-major matrix followed by its
-// n[l+1] biases (src/mlp_model.cc); mf: user u's factors are row u, item i's row users + i,
-// r = mean + u . v (src/mf_model.cc). z = logits.
+// n[l+1] biases (src/models/mlp.cc); mf: user u's factors are row u, item i's row users + i,
+// r = mean + u . v (src/models/factorisation.cc). z = logits.
 
 #include "hogwild/predict.h"
 
