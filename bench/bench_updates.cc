@@ -32,13 +32,13 @@
 #include <tuple>
 #include <vector>
 
-#include "hogwild/param_store.h"
-#include "hogwild/policy.h"
+#include "hogwild/detail/param_store.h"
+#include "hogwild/detail/policies.h"
 
 namespace {
 
 using benchmark::Counter;
-using hogwild::ParamStore;
+using hogwild::detail::ParamStore;
 
 constexpr float kScale = 1e-3f;  // a: small, so values stay far from overflow and subnormals
 constexpr std::size_t kWorkloadNonzeros = std::size_t{1} << 22;  // pregenerated per workload
@@ -238,12 +238,12 @@ const char* bookkeeping_name(Bookkeeping b) {
   return "sampled_every_64";
 }
 
-struct alignas(hogwild::kCacheLine) PaddedCounter {
+struct alignas(hogwild::detail::kCacheLine) PaddedCounter {
   std::atomic<std::uint64_t> value{0};
 };
 
 constexpr int kMaxThreads = 256;
-alignas(hogwild::kCacheLine) std::atomic<std::uint64_t> g_shared_counter{0};
+alignas(hogwild::detail::kCacheLine) std::atomic<std::uint64_t> g_shared_counter{0};
 PaddedCounter g_thread_counters[kMaxThreads];
 
 template <Bookkeeping B>
@@ -258,7 +258,7 @@ void BM_Bookkeeping(benchmark::State& state, std::size_t dim, std::size_t nnz, D
   for (auto _ : state) {
     if (wl) {
       const float* v = wl->values(u);
-      hogwild::RacyPolicy::sparse_update(
+      hogwild::detail::RacyPolicy::sparse_update(
           *store, wl->indices(u), [v](float old, std::size_t k) { return old + kScale * v[k]; });
       if (++u == wl->updates) u = 0;
     }
@@ -334,13 +334,14 @@ void register_all() {
       for (const std::size_t nnz : {std::size_t{10}, std::size_t{75}, std::size_t{1000}}) {
         const std::string label =
             "/d:" + std::to_string(dim) + "/k:" + std::to_string(nnz) + "/" + dist_name(dist);
-        register_sparse<hogwild::SerialPolicy>("serial", false, label, dim, nnz, dist);
-        register_sparse<hogwild::RacyPolicy>("racy", true, label, dim, nnz, dist);
-        register_sparse<hogwild::AtomicPolicy>("atomic", true, label, dim, nnz, dist);
-        register_sparse<hogwild::StripedPolicy>("striped", true, label, dim, nnz, dist);
-        register_sparse<hogwild::LockedPolicy>("locked", true, label, dim, nnz, dist);
-        auto* b = benchmark::RegisterBenchmark(("private/racy" + label).c_str(),
-                                               BM_Private<hogwild::RacyPolicy>, dim, nnz, dist);
+        register_sparse<hogwild::detail::SerialPolicy>("serial", false, label, dim, nnz, dist);
+        register_sparse<hogwild::detail::RacyPolicy>("racy", true, label, dim, nnz, dist);
+        register_sparse<hogwild::detail::AtomicPolicy>("atomic", true, label, dim, nnz, dist);
+        register_sparse<hogwild::detail::StripedPolicy>("striped", true, label, dim, nnz, dist);
+        register_sparse<hogwild::detail::LockedPolicy>("locked", true, label, dim, nnz, dist);
+        auto* b =
+            benchmark::RegisterBenchmark(("private/racy" + label).c_str(),
+                                         BM_Private<hogwild::detail::RacyPolicy>, dim, nnz, dist);
         timed(b, 0.1);
         threads(b, true);
       }
@@ -353,11 +354,11 @@ void register_all() {
     auto* b = benchmark::RegisterBenchmark("triad", BM_Triad);
     timed(b->Arg(n)->ArgName("n"), min_time);
     threads(b, true);
-    register_dense<hogwild::SerialPolicy>("serial", false, n, min_time);
-    register_dense<hogwild::RacyPolicy>("racy", true, n, min_time);
-    register_dense<hogwild::AtomicPolicy>("atomic", true, n, min_time);
-    register_dense<hogwild::StripedPolicy>("striped", true, n, min_time);
-    register_dense<hogwild::LockedPolicy>("locked", true, n, min_time);
+    register_dense<hogwild::detail::SerialPolicy>("serial", false, n, min_time);
+    register_dense<hogwild::detail::RacyPolicy>("racy", true, n, min_time);
+    register_dense<hogwild::detail::AtomicPolicy>("atomic", true, n, min_time);
+    register_dense<hogwild::detail::StripedPolicy>("striped", true, n, min_time);
+    register_dense<hogwild::detail::LockedPolicy>("locked", true, n, min_time);
   }
 
   struct Workload {

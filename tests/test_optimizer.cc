@@ -5,12 +5,13 @@
 #include <cmath>
 #include <vector>
 
+#include "hogwild/detail/policies.h"
 #include "hogwild/error.h"
 #include "hogwild/optimizer.h"
-#include "hogwild/policy.h"
 #include "models/optimizer_kernel.h"
 
 using namespace hogwild;
+using namespace hogwild::detail;
 using detail::apply_step;
 using detail::GradientView;
 using detail::OptimizerScratch;

@@ -6,12 +6,13 @@
 #include <vector>
 
 #include "engine/workers.h"
+#include "hogwild/detail/param_store.h"
+#include "hogwild/detail/policies.h"
 #include "hogwild/generator.h"
-#include "hogwild/param_store.h"
-#include "hogwild/policy.h"
 #include "hogwild/trainer.h"
 
 using namespace hogwild;
+using namespace hogwild::detail;
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include "hogwild/idx.h"
 #include "hogwild/libsvm.h"
 #include "hogwild/model_trainer.h"
-#include "hogwild/param_store.h"
+#include "hogwild/policy.h"
 
 namespace hogwild_cli {
 namespace {

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hogwild/random.h"
+#include "hogwild/detail/random.h"
 
 namespace hogwild {
 
@@ -44,7 +44,7 @@ class DelaySampler {
 
  private:
   const DelaySpec* spec_;
-  Rng rng_;
+  detail::Rng rng_;
   std::size_t trace_pos_ = 0;
   double log_q_ = 0;  // log(1 - p) for the geometric family
 };

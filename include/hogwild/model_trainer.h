@@ -13,7 +13,7 @@
 #include "hogwild/delay.h"
 #include "hogwild/dense_dataset.h"
 #include "hogwild/optimizer.h"
-#include "hogwild/param_store.h"
+#include "hogwild/policy.h"
 #include "hogwild/ratings.h"
 #include "hogwild/schedule.h"
 #include "hogwild/staleness.h"

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hogwild/random.h"
+#include "hogwild/detail/random.h"
 
 namespace hogwild {
 
@@ -74,7 +74,7 @@ class SpeedSampler {
  private:
   const SpeedModel* model_;
   double slowdown_;  // 1/speed - 1
-  Rng rng_;
+  detail::Rng rng_;
 };
 
 }  // namespace hogwild

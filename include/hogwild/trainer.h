@@ -12,7 +12,7 @@
 #include "hogwild/dataset.h"
 #include "hogwild/delay.h"
 #include "hogwild/loss.h"
-#include "hogwild/param_store.h"
+#include "hogwild/policy.h"
 #include "hogwild/schedule.h"
 #include "hogwild/staleness.h"
 

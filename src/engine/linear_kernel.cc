@@ -21,11 +21,17 @@
 #include "engine/rng.h"
 #include "engine/sampling.h"
 #include "engine/workers.h"
+#include "hogwild/detail/policies.h"
 #include "hogwild/error.h"
-#include "hogwild/policy.h"
 #include "hogwild/trainer.h"
 
 namespace hogwild {
+
+using detail::dispatch_policy;
+using detail::kCacheLine;
+using detail::ParamStore;
+using detail::RacyPolicy;
+using detail::SerialPolicy;
 
 namespace {
 // Replicas replace the single-sample Hogwild! loop; the delay layer, minibatches, the speed
@@ -225,7 +231,7 @@ struct alignas(kCacheLine) WorkerState {
         coherence_sum(static_cast<std::size_t>(config.epochs) * kCoherenceWindowsPerEpoch, 0.0),
         coherence_count(coherence_sum.size(), 0) {
     if (config.speed.active())
-      speed.emplace(config.speed, worker, derive_seed(seed_base, 0x5bee0000u + worker));
+      speed.emplace(config.speed, worker, detail::derive_seed(seed_base, 0x5bee0000u + worker));
     const bool batched =
         config.schedule.kind == ScheduleSpec::Kind::kTime || config.schedule.batch > 1;
     if (batched) {

@@ -1,42 +1,13 @@
-#include "hogwild/param_store.h"
-
-#include <fmt/format.h>
+#include "hogwild/detail/param_store.h"
 
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <new>
 
-#include "hogwild/error.h"
-#include "hogwild/policy.h"
+#include "hogwild/detail/policies.h"
 
-namespace hogwild {
-
-Policy parse_policy(std::string_view name) {
-  if (name == "racy") return Policy::kRacy;
-  if (name == "atomic") return Policy::kAtomic;
-  if (name == "striped") return Policy::kStriped;
-  if (name == "locked") return Policy::kLocked;
-  if (name == "serial") return Policy::kSerial;
-  throw InputError(fmt::format(
-      "--policy: expected one of racy, atomic, striped, locked, serial; found '{}'", name));
-}
-
-std::string_view to_string(Policy policy) {
-  switch (policy) {
-    case Policy::kRacy:
-      return "racy";
-    case Policy::kAtomic:
-      return "atomic";
-    case Policy::kStriped:
-      return "striped";
-    case Policy::kLocked:
-      return "locked";
-    case Policy::kSerial:
-      break;
-  }
-  return "serial";
-}
+namespace hogwild::detail {
 
 void ParamStore::AlignedFree::operator()(float* p) const noexcept { std::free(p); }
 
@@ -55,8 +26,8 @@ void ParamStore::fill(float value) { std::fill_n(data_.get(), size_, value); }
 
 std::vector<float> ParamStore::snapshot() const {
   std::vector<float> copy(size_);
-  for (std::size_t i = 0; i < size_; ++i) copy[i] = detail::relaxed_load(data_[i]);
+  for (std::size_t i = 0; i < size_; ++i) copy[i] = relaxed_load(data_[i]);
   return copy;
 }
 
-}  // namespace hogwild
+}  // namespace hogwild::detail

@@ -1,6 +1,6 @@
 #pragma once
 
-// The generators are public (hogwild/random.h); the library's own code names them here.
+// Shuffles and row orders, on the generators of hogwild/detail/random.h.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -8,12 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "hogwild/random.h"
+#include "hogwild/detail/random.h"
 
 namespace hogwild::detail {
-using ::hogwild::derive_seed;
-using ::hogwild::Rng;
-using ::hogwild::splitmix64;
 
 /// A Fisher-Yates pass over `items`, drawing from `rng`.
 template <class T>

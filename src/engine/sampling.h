@@ -12,9 +12,9 @@
 #include <memory>
 #include <vector>
 
+#include "hogwild/detail/param_store.h"
+#include "hogwild/detail/random.h"
 #include "hogwild/error.h"
-#include "hogwild/param_store.h"
-#include "hogwild/random.h"
 #include "hogwild/staleness.h"
 #include "hogwild/trainer.h"
 

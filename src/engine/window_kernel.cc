@@ -19,14 +19,18 @@
 #include "engine/rng.h"
 #include "engine/sampling.h"
 #include "engine/workers.h"
+#include "hogwild/detail/policies.h"
 #include "hogwild/error.h"
 #include "hogwild/model_trainer.h"
-#include "hogwild/policy.h"
 #include "io/report_json.h"
 #include "models/model.h"
 #include "models/optimizer_kernel.h"
 
 namespace hogwild {
+
+using detail::dispatch_policy;
+using detail::kCacheLine;
+using detail::ParamStore;
 
 ModelKind parse_model_kind(std::string_view name) {
   if (name == "softmax") return ModelKind::kSoftmax;

@@ -16,9 +16,9 @@
 #include <span>
 #include <vector>
 
+#include "hogwild/detail/param_store.h"
+#include "hogwild/detail/policies.h"
 #include "hogwild/optimizer.h"
-#include "hogwild/param_store.h"
-#include "hogwild/policy.h"
 
 namespace hogwild::detail {
 

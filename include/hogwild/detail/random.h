@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace hogwild {
+namespace hogwild::detail {
 
 /// SplitMix64: a good 64-bit mix, used to derive independent seeds.
 inline std::uint64_t splitmix64(std::uint64_t& state) {
@@ -63,4 +63,4 @@ class Rng {
   std::uint64_t s_[4];
 };
 
-}  // namespace hogwild
+}  // namespace hogwild::detail

@@ -1,29 +1,16 @@
 #pragma once
 
+// The shared parameter buffer and its locks: what the update policies (policies.h) work on.
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <span>
-#include <string_view>
 #include <vector>
 
-namespace hogwild {
-
-/// How concurrent workers write the shared parameters.
-enum class Policy {
-  kRacy,     ///< Hogwild!: relaxed atomic load and store per coordinate, lost updates allowed
-  kAtomic,   ///< atomic read-modify-write per coordinate: no update lost
-  kStriped,  ///< a spinlock per block of coordinates, taken per coordinate run
-  kLocked,   ///< one mutex held for the whole update
-  kSerial,   ///< one worker, plain loads and stores: the reference for every ratio
-};
-
-/// Parses "racy", "atomic", "striped", "locked" or "serial"; throws InputError otherwise.
-Policy parse_policy(std::string_view name);
-/// The command-line name of a policy.
-std::string_view to_string(Policy policy);
+namespace hogwild::detail {
 
 /// Size of a cache line on the machines hogwild targets; used for alignment and padding.
 inline constexpr std::size_t kCacheLine = 64;
@@ -93,4 +80,4 @@ class ParamStore {
   std::mutex mutex_;
 };
 
-}  // namespace hogwild
+}  // namespace hogwild::detail
