@@ -107,7 +107,7 @@ int ModelConfig::workers() const {
 
 ModelConfig ModelConfig::resolved() const {
   ModelConfig c = *this;
-  c.threads = workers();  // with --simulate, the virtual workers; they run in one thread
+  c.threads = simulate > 0 ? 1 : workers();  // --simulate steps its workers in one thread
   // A fixed schedule given by the caller (not --batch) sets the minibatch size.
   if (c.schedule.kind == ScheduleSpec::Kind::kFixed && c.batch == 0) c.batch = c.schedule.batch;
   // Defaults per model, chosen on Fashion-MNIST (softmax, mlp) and generated ratings (mf).
@@ -325,8 +325,8 @@ struct EpochContext {
   std::span<detail::AppliedCounter> counters;
   std::atomic<bool>& stop;  // a worker diverged
   int epoch;
-  int threads;
-  bool timed;  // time windows
+  int workers;  // real or virtual: the step count of an update interleaves theirs
+  bool timed;   // time windows
 };
 
 // Time windows read the clock once per chunk. Each chunk is sized to take half the time left
@@ -355,7 +355,7 @@ void open_window(const EpochContext& c, WorkerState& ws, std::size_t pos, std::s
   const double progress = (c.epoch - 1) + static_cast<double>(b) / static_cast<double>(units);
   ws.eta =
       static_cast<float>(config.optimizer.step_at(config.optimizer.step, c.epoch - 1, progress));
-  ws.t = static_cast<double>(ws.updates * static_cast<std::uint64_t>(c.threads) +
+  ws.t = static_cast<double>(ws.updates * static_cast<std::uint64_t>(c.workers) +
                              static_cast<std::uint64_t>(worker) + 1);
   ws.coherence_window = static_cast<std::size_t>(c.epoch - 1) * detail::kCoherenceWindowsPerEpoch +
                         b * detail::kCoherenceWindowsPerEpoch / units;
@@ -718,8 +718,8 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   WorkerState& state(int worker) { return *run_.workers[static_cast<std::size_t>(worker)]; }
   EpochContext context() {
     const bool timed = run_.config.schedule.kind == ScheduleSpec::Kind::kTime;
-    return {run_.config, run_.model, run_.store,          run_.state, run_.counters,
-            stop_,       epoch_,     run_.config.threads, timed};
+    return {run_.config,           run_.model, run_.store, run_.state, run_.counters, stop_, epoch_,
+            run_.config.workers(), timed};
   }
   detail::Evaluated evaluated(bool test) {
     const float* w = run_.store.data();  // workers have joined: plain reads are safe
@@ -762,7 +762,7 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
   ModelReport report;
   report.config = raw.resolved();
   const ModelConfig& config = report.config;
-  const int threads = config.threads;
+  const int worker_count = config.workers();
   stats.parameters = model.num_params();
   report.dataset = std::move(stats);
   report.class_labels = std::move(class_labels);
@@ -780,22 +780,23 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
   model.init(store.values(), config.seed);
   detail::OptimizerState state(config.optimizer.kind, params);
   // Evaluation uses at most the cores there are (more workers than cores is allowed).
-  ModelRun run{config,
-               model,
-               store,
-               state,
-               {},
-               {},
-               std::vector<detail::AppliedCounter>(static_cast<std::size_t>(threads)),
-               tbb::task_arena(std::min(
-                   threads, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))))};
+  ModelRun run{
+      config,
+      model,
+      store,
+      state,
+      {},
+      {},
+      std::vector<detail::AppliedCounter>(static_cast<std::size_t>(worker_count)),
+      tbb::task_arena(std::min(
+          worker_count, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))))};
   if (state.s1) run.state_buffers.push_back(state.s1.get());
   if (state.s2) run.state_buffers.push_back(state.s2.get());
   if (resume) restore(*resume, config, params, run.state_buffers, store);
   auto& workers = run.workers;
   const std::size_t width = model.row_width();
   const bool timed = config.schedule.kind == ScheduleSpec::Kind::kTime;
-  for (int worker = 0; worker < threads; ++worker) {
+  for (int worker = 0; worker < worker_count; ++worker) {
     auto ws = std::make_unique<WorkerState>();
     // A fixed minibatch is one chunk; a time window holds up to --max-batch samples, computed
     // in chunks of up to kMaxChunk.
@@ -864,7 +865,7 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
   driver.rows = n;
   driver.epochs = config.epochs;
   driver.seed = config.seed;
-  driver.workers = threads;
+  driver.workers = worker_count;
   driver.simulate = config.simulate > 0;
   driver.dynamic_sharding = config.dynamic_sharding;
   driver.evals_per_epoch = config.evals_per_epoch;
