@@ -20,6 +20,7 @@
 #include "engine/minibatch.h"
 #include "engine/rng.h"
 #include "engine/sampling.h"
+#include "engine/worker_stats.h"
 #include "engine/workers.h"
 #include "hogwild/detail/policies.h"
 #include "hogwild/error.h"
@@ -226,10 +227,8 @@ struct alignas(kCacheLine) WorkerState {
                         detail::derive_seed(seed_base, 0x57a1e000u + worker)),
         coherence_clock(config.coherence_sample,
                         detail::derive_seed(seed_base, 0xc0e40000u + worker)),
-        pending(config.delay.max_delay()),
-        injected(config.delay.max_delay() + 1, 0),
-        coherence_sum(static_cast<std::size_t>(config.epochs) * kCoherenceWindowsPerEpoch, 0.0),
-        coherence_count(coherence_sum.size(), 0) {
+        pending(config.delay.max_delay()) {
+    stats.size_for(config.epochs, config.delay.max_delay());
     if (config.speed.active())
       speed.emplace(config.speed, worker, detail::derive_seed(seed_base, 0x5bee0000u + worker));
     const bool batched =
@@ -246,17 +245,11 @@ struct alignas(kCacheLine) WorkerState {
   SampleClock staleness_clock;
   SampleClock coherence_clock;
   detail::DelayLine<Pending> pending;
-  std::vector<std::uint64_t> injected;
   // Coherence: a sampled update's (row, coef), compared with the update `lag` later.
   std::uint32_t saved_row = 0;
   float saved_coef = 0;
   std::uint64_t saved_due = 0;
   bool has_saved = false;
-  std::vector<double> coherence_sum;
-  std::vector<std::uint64_t> coherence_count;
-  StalenessStats staleness;
-  Histogram batch_sizes;       // samples per update (minibatch paths)
-  Histogram windows_ns;        // time windows' lengths
   std::vector<RowCoef> batch;  // the open minibatch: (row, g)
   std::uint32_t batch_samples = 0;
   bool batch_measured = false;
@@ -277,10 +270,8 @@ struct alignas(kCacheLine) WorkerState {
   std::uint64_t unmerged_measured = 0;  // of which sampled for staleness
   std::uint64_t others_at_refresh = 0;  // others' applied updates when the replica was read
   std::int64_t refresh_ns = 0;
-  std::uint64_t samples = 0;
   std::uint64_t step = 0;
-  std::uint64_t computed = 0;
-  std::uint64_t applied = 0;
+  detail::WorkerStats stats;
 };
 
 // Cosine of two sparse rows.
@@ -359,7 +350,7 @@ class Engine {
       if (measure_staleness_) plain = std::min(plain, s.staleness_clock.until_next());
       const bool coherence_clock_runs = coherence_ && !s.has_saved;
       if (coherence_clock_runs) plain = std::min(plain, s.coherence_clock.until_next());
-      if (coherence_ && s.has_saved) plain = std::min(plain, s.saved_due - s.computed - 1);
+      if (coherence_ && s.has_saved) plain = std::min(plain, s.saved_due - s.stats.computed - 1);
       if (plain == 0) {
         prefetch_ahead(rows, pos, last);  // keeps the stretches' prefetch pipeline going
         if (replicated) {
@@ -386,7 +377,7 @@ class Engine {
 
   // One sample on the replica with the sampling clocks ticked: staleness and coherence.
   void replica_step(WorkerState& s, std::uint32_t r, std::size_t pos, std::size_t len) {
-    ++s.samples;
+    ++s.stats.samples;
     ++s.step;
     const bool measured = s.staleness_clock.tick();
     float* w = s.replica.data();
@@ -397,7 +388,7 @@ class Engine {
       if (g == 0.0f) return;
     }
     const float coef = -eta_ * g;
-    ++s.computed;
+    ++s.stats.computed;
     if (coherence_) track_coherence(s, r, coef, pos, len);
     replica_apply(w, row, coef);
     ++s.unmerged;
@@ -524,15 +515,16 @@ class Engine {
     float* replica = s.replica.data();
     float* base = s.replica_base.data();
     merge_blocks(replica, base, dim);
-    s.applied += s.unmerged;
+    s.stats.applied += s.unmerged;
     if (publish_) {
-      counters_[static_cast<std::size_t>(s.id)].value.store(s.applied, std::memory_order_relaxed);
+      counters_[static_cast<std::size_t>(s.id)].value.store(s.stats.applied,
+                                                            std::memory_order_relaxed);
     }
     if (measure_staleness_) {
       const std::uint64_t others_now = others(s.id);
       const std::int64_t now = now_ns();
-      s.staleness.updates.record(others_now - s.others_at_refresh, s.unmerged_measured);
-      s.staleness.nanos.record(
+      s.stats.staleness.updates.record(others_now - s.others_at_refresh, s.unmerged_measured);
+      s.stats.staleness.nanos.record(
           static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - s.refresh_ns)),
           s.unmerged_measured);
       // The pass also re-read the shared store: the replica's next updates are read now.
@@ -556,7 +548,7 @@ class Engine {
                            std::size_t last, std::size_t ahead_end) {
     constexpr bool kReplica = kTarget == kOnReplica;
     float* w = kReplica ? s.replica.data() : store_.data();
-    const std::uint64_t applied_before = s.applied;
+    const std::uint64_t applied_before = s.stats.applied;
     [[maybe_unused]] auto& published = counters_[static_cast<std::size_t>(s.id)].value;
     std::uint64_t updates = 0;
     for (std::size_t pos = first; pos < last; ++pos) {
@@ -578,16 +570,16 @@ class Engine {
         published.store(applied_before + updates, std::memory_order_relaxed);
       }
     }
-    s.samples += last - first;
-    s.computed += updates;
-    (kReplica ? s.unmerged : s.applied) += updates;
+    s.stats.samples += last - first;
+    s.stats.computed += updates;
+    (kReplica ? s.unmerged : s.stats.applied) += updates;
     s.step += last - first;
     return updates;
   }
 
   // Dispatches one sample to the single-sample or the minibatch path.
   void step(WorkerState& s, std::uint32_t r, std::size_t pos, std::size_t len) {
-    ++s.samples;
+    ++s.stats.samples;
     if (!batched_ && !slow_) return step_single(s, r, pos, len);
     step_batched(s, r);
   }
@@ -621,14 +613,14 @@ class Engine {
     if constexpr (!kRegularised) has_update = g != 0.0f;
     if (has_update) {
       const float coef = -eta_ * g;
-      ++s.computed;
+      ++s.stats.computed;
       if (coherence_) track_coherence(s, r, coef, pos, len);
       if (!delayed_) {
         apply(s, r, coef);
         if (measured) record(s, others_at_read, read_ns);
       } else {
         const std::uint32_t d = s.delays.next();
-        ++s.injected[d];
+        ++s.stats.injected[d];
         s.pending.push(s.step + d, Pending{others_at_read, read_ns, r, coef, 0, measured});
       }
     }
@@ -699,20 +691,20 @@ class Engine {
   void close_batch(WorkerState& s) {
     if (timed_) {
       const std::int64_t now = now_ns();
-      s.windows_ns.record(
+      s.stats.windows_ns.record(
           static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - s.window_start_ns)));
     }
     const float scale = -eta_ / (mean_ ? static_cast<float>(s.batch_samples) : 1.0f);
     if (!s.batch.empty()) {
-      ++s.computed;
-      s.batch_sizes.record(s.batch_samples);
+      ++s.stats.computed;
+      s.stats.batch_sizes.record(s.batch_samples);
       if (!delayed_) {
         for (const auto& [row, g] : s.batch) apply_row(row, scale * g);
         count_applied(s);
         if (s.batch_measured) record(s, s.batch_others_at_read, s.batch_read_ns);
       } else {
         const std::uint32_t d = s.delays.next();
-        ++s.injected[d];
+        ++s.stats.injected[d];
         const std::uint32_t slot = s.pending.push(
             s.step + d, Pending{s.batch_others_at_read, s.batch_read_ns, 0, 0.0f,
                                 static_cast<std::uint32_t>(s.batch.size()), s.batch_measured});
@@ -805,9 +797,10 @@ class Engine {
   }
 
   [[gnu::always_inline]] inline void count_applied(WorkerState& s) {
-    ++s.applied;
+    ++s.stats.applied;
     if (publish_) {
-      counters_[static_cast<std::size_t>(s.id)].value.store(s.applied, std::memory_order_relaxed);
+      counters_[static_cast<std::size_t>(s.id)].value.store(s.stats.applied,
+                                                            std::memory_order_relaxed);
     }
   }
 
@@ -824,8 +817,8 @@ class Engine {
   }
 
   void record(WorkerState& s, std::uint64_t others_at_read, std::int64_t read_ns) {
-    s.staleness.updates.record(others(s.id) - others_at_read);
-    s.staleness.nanos.record(
+    s.stats.staleness.updates.record(others(s.id) - others_at_read);
+    s.stats.staleness.nanos.record(
         static_cast<std::uint64_t>(std::max<std::int64_t>(0, now_ns() - read_ns)));
   }
 
@@ -852,19 +845,19 @@ class Engine {
   void track_coherence(WorkerState& s, std::uint32_t r, float coef, std::size_t pos,
                        std::size_t len) {
     if (s.has_saved) {
-      if (s.computed != s.saved_due) return;
+      if (s.stats.computed != s.saved_due) return;
       const std::size_t window =
           window_base_ + pos * kCoherenceWindowsPerEpoch / std::max<std::size_t>(len, 1);
-      if (window < s.coherence_sum.size()) {
+      if (window < s.stats.coherence_sum.size()) {
         const double sign = (coef > 0) == (s.saved_coef > 0) ? 1.0 : -1.0;
-        s.coherence_sum[window] += sign * sparse_cosine(data_.row(r), data_.row(s.saved_row));
-        ++s.coherence_count[window];
+        s.stats.coherence_sum[window] += sign * sparse_cosine(data_.row(r), data_.row(s.saved_row));
+        ++s.stats.coherence_count[window];
       }
       s.has_saved = false;
     } else if (s.coherence_clock.tick()) {
       s.saved_row = r;
       s.saved_coef = coef;
-      s.saved_due = s.computed + lag_;
+      s.saved_due = s.stats.computed + lag_;
       s.has_saved = true;
     }
   }
@@ -958,7 +951,7 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   }
   std::uint64_t applied() const override {
     std::uint64_t total = 0;
-    for (const auto& state : run_.states) total += state.applied;
+    for (const auto& state : run_.states) total += state.stats.applied;
     return total;
   }
   void fill_state(TrainState& state) const override { state.weights = run_.store.values(); }
@@ -1098,7 +1091,9 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
   report.samples = result.samples;
   report.interrupted = result.interrupted;
   report.resumed_from = result.resumed_from;
-  detail::summarise_workers(states, n, report);
+  std::vector<const detail::WorkerStats*> measured;
+  for (const auto& state : states) measured.push_back(&state.stats);
+  detail::summarise_workers<Report>(measured, n, report);
   report.train_seconds = result.elapsed;
   report.samples_per_second =
       result.elapsed > 0 ? static_cast<double>(report.samples) / result.elapsed : 0.0;

@@ -18,6 +18,7 @@
 #include "engine/minibatch.h"
 #include "engine/rng.h"
 #include "engine/sampling.h"
+#include "engine/worker_stats.h"
 #include "engine/workers.h"
 #include "hogwild/detail/policies.h"
 #include "hogwild/error.h"
@@ -189,9 +190,6 @@ struct WorkerState {
   std::vector<std::uint32_t> stamp;       // sparse: per slot, the last chunk that touched it
   std::uint32_t chunk_id = 0;
   std::optional<SpeedSampler> speed;
-  Histogram batch_sizes;
-  Histogram windows_ns;
-  std::uint64_t samples = 0;
 
   // Delay layer: pending updates, their payloads in slots (one per delay-line slot,
   // each allocated the first time that many are pending at once and reused after).
@@ -208,20 +206,15 @@ struct WorkerState {
   detail::DelayLine<Pending> pending;
   std::vector<std::vector<std::uint32_t>> slot_idx;  // per delay-line slot
   std::vector<std::vector<float>> slot_grad;
-  std::vector<std::uint64_t> injected;
   std::uint64_t step = 0;
-  std::uint64_t computed = 0;
-  std::uint64_t applied = 0;
   // Measurement.
   std::optional<detail::SampleClock> staleness_clock;
   std::optional<detail::SampleClock> coherence_clock;
-  StalenessStats staleness;
   std::vector<std::pair<std::uint32_t, float>> saved;  // a sampled gradient, sorted by index
   std::uint64_t saved_due = 0;  // the update whose gradient it is compared with
   bool has_saved = false;
   std::vector<std::pair<std::uint32_t, float>> current;
-  std::vector<double> coherence_sum;
-  std::vector<std::uint64_t> coherence_count;
+  detail::WorkerStats stats;
 };
 
 // Cosine between two gradients given as (index, value) sorted by index.
@@ -268,9 +261,10 @@ void apply_update(const ModelConfig& config, ParamStore& store, detail::Optimize
                   WorkerState& ws, std::span<const std::uint32_t> idx, std::span<const float> g,
                   float eta, double t, std::span<detail::AppliedCounter> counters, int worker) {
   detail::apply_step<P>(config.optimizer, store, state, {idx, g}, eta, t, ws.scratch);
-  ++ws.applied;
+  ++ws.stats.applied;
   if (config.staleness_sample > 0) {
-    counters[static_cast<std::size_t>(worker)].value.store(ws.applied, std::memory_order_relaxed);
+    counters[static_cast<std::size_t>(worker)].value.store(ws.stats.applied,
+                                                           std::memory_order_relaxed);
   }
 }
 
@@ -292,8 +286,8 @@ void apply_pending(const ModelConfig& config, ParamStore& store, detail::Optimiz
                   u.dense ? std::span<const std::uint32_t>{} : std::span(idx.data(), u.count),
                   std::span(g.data(), u.count), u.eta, u.t, counters, worker);
   if (u.measured) {
-    ws.staleness.updates.record(others_applied(counters, worker) - u.others_at_read);
-    ws.staleness.nanos.record(
+    ws.stats.staleness.updates.record(others_applied(counters, worker) - u.others_at_read);
+    ws.stats.staleness.nanos.record(
         static_cast<std::uint64_t>(std::max<std::int64_t>(0, detail::now_ns() - u.read_ns)));
   }
 }
@@ -464,7 +458,7 @@ void compute_chunk(const EpochContext& c, WorkerState& ws, std::span<const std::
   }
   ws.samples_in += static_cast<std::uint32_t>(chunk.size());
   ++ws.chunks_in;
-  ws.samples += chunk.size();
+  ws.stats.samples += chunk.size();
   if (ws.speed) {
     const std::int64_t now = detail::now_ns();
     double extra = ws.speed->extra_ns(static_cast<double>(now - begin_ns));
@@ -480,7 +474,8 @@ void close_window(const EpochContext& c, WorkerState& ws, int worker) {
   const ModelConfig& config = c.config;
   if (c.timed) {
     ws.elapsed_ns = detail::now_ns() - ws.window_start_ns;
-    ws.windows_ns.record(static_cast<std::uint64_t>(std::max<std::int64_t>(0, ws.elapsed_ns)));
+    ws.stats.windows_ns.record(
+        static_cast<std::uint64_t>(std::max<std::int64_t>(0, ws.elapsed_ns)));
   }
   const std::size_t width = c.model.row_width();
   const std::size_t size = width > 0 ? ws.rows_in * width : c.store.size();
@@ -504,13 +499,13 @@ void close_window(const EpochContext& c, WorkerState& ws, int worker) {
   ParamStore& store = c.store;
   detail::OptimizerState& state = c.state;
   const auto counters = c.counters;
-  ++ws.computed;
-  ws.batch_sizes.record(ws.samples_in);
+  ++ws.stats.computed;
+  ws.stats.batch_sizes.record(ws.samples_in);
 
   // Coherence: a sampled gradient is kept (sorted by coordinate) and compared with the
   // worker's gradient `lag` updates later.
   if (ws.coherence_clock) {
-    const bool compare = ws.has_saved && ws.saved_due == ws.computed;
+    const bool compare = ws.has_saved && ws.saved_due == ws.stats.computed;
     const bool save = !ws.has_saved && ws.coherence_clock->tick();
     if (compare || save) {
       ws.current.clear();
@@ -520,14 +515,14 @@ void close_window(const EpochContext& c, WorkerState& ws, int worker) {
       if (!idx.empty()) std::sort(ws.current.begin(), ws.current.end());
     }
     if (compare) {
-      if (window < ws.coherence_sum.size()) {
-        ws.coherence_sum[window] += cosine(ws.current, ws.saved);
-        ++ws.coherence_count[window];
+      if (window < ws.stats.coherence_sum.size()) {
+        ws.stats.coherence_sum[window] += cosine(ws.current, ws.saved);
+        ++ws.stats.coherence_count[window];
       }
       ws.has_saved = false;
     } else if (save) {
       std::swap(ws.saved, ws.current);
-      ws.saved_due = ws.computed + static_cast<std::uint64_t>(config.coherence_lag);
+      ws.saved_due = ws.stats.computed + static_cast<std::uint64_t>(config.coherence_lag);
       ws.has_saved = true;
     }
   }
@@ -535,13 +530,13 @@ void close_window(const EpochContext& c, WorkerState& ws, int worker) {
   if (!ws.delays) {
     apply_update<P>(config, store, state, ws, idx, g, eta, t, counters, worker);
     if (measured) {
-      ws.staleness.updates.record(others_applied(counters, worker) - others_at_read);
-      ws.staleness.nanos.record(
+      ws.stats.staleness.updates.record(others_applied(counters, worker) - others_at_read);
+      ws.stats.staleness.nanos.record(
           static_cast<std::uint64_t>(std::max<std::int64_t>(0, detail::now_ns() - read_ns)));
     }
   } else {
     const std::uint32_t d = ws.delays->next();
-    ++ws.injected[d];
+    ++ws.stats.injected[d];
     const std::uint32_t slot =
         ws.pending.push(ws.step + d, {others_at_read, read_ns, t, eta,
                                       static_cast<std::uint32_t>(g.size()), idx.empty(), measured});
@@ -705,7 +700,7 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   }
   std::uint64_t applied() const override {
     std::uint64_t total = 0;
-    for (const auto& ws : run_.workers) total += ws->applied;
+    for (const auto& ws : run_.workers) total += ws->stats.applied;
     return total;
   }
   void fill_state(TrainState& state) const override {
@@ -832,17 +827,14 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
       ws->pending = detail::DelayLine<WorkerState::Pending>(config.delay.max_delay());
       ws->slot_idx.resize(ws->pending.capacity());
       ws->slot_grad.resize(ws->pending.capacity());
-      ws->injected.assign(config.delay.max_delay() + 1, 0);
     }
     ws->staleness_clock.emplace(config.staleness_sample,
                                 detail::derive_seed(config.seed, 0x57a1e000u + stream));
     if (config.coherence_sample > 0) {
       ws->coherence_clock.emplace(config.coherence_sample,
                                   detail::derive_seed(config.seed, 0xc0e40000u + stream));
-      ws->coherence_sum.assign(
-          static_cast<std::size_t>(config.epochs) * detail::kCoherenceWindowsPerEpoch, 0.0);
-      ws->coherence_count.assign(ws->coherence_sum.size(), 0);
     }
+    ws->stats.size_for(config.epochs, config.delay.max_delay());
     workers.push_back(std::move(ws));
   }
 
@@ -887,7 +879,9 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
   report.samples_per_second =
       result.elapsed > 0 ? static_cast<double>(report.samples) / result.elapsed : 0.0;
   report.weights = store.snapshot();
-  detail::summarise_workers(workers, n, report);
+  std::vector<const detail::WorkerStats*> measured;
+  for (const auto& ws : workers) measured.push_back(&ws->stats);
+  detail::summarise_workers<ModelReport>(measured, n, report);
   return report;
 }
 

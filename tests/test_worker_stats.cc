@@ -1,0 +1,51 @@
+// The per-worker record and the report's sums of it.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "engine/worker_stats.h"
+#include "hogwild/trainer.h"
+
+using hogwild::detail::kCoherenceWindowsPerEpoch;
+using hogwild::detail::WorkerStats;
+
+TEST_CASE("summarise_workers adds the workers' counts, delays, staleness and coherence") {
+  WorkerStats a;
+  WorkerStats b;
+  a.size_for(2, 3);
+  b.size_for(2, 0);
+  CHECK(a.injected.size() == 4);
+  CHECK(a.coherence_sum.size() == 2 * kCoherenceWindowsPerEpoch);
+  a.samples = 100;
+  a.computed = a.applied = 10;
+  for (int k = 0; k < 10; ++k) a.batch_sizes.record(10);
+  a.injected = {3, 0, 2, 0};
+  a.staleness.updates.record(5);
+  a.coherence_sum[1] = 0.5;
+  a.coherence_count[1] = 2;
+  b.samples = 40;
+  b.computed = 40;
+  b.applied = 39;  // single-sample updates: no batch sizes recorded
+  b.injected = {1};
+  b.staleness.updates.record(1);
+  b.staleness.updates.record(3);
+  b.coherence_sum[1] = 0.25;
+  b.coherence_count[1] = 1;
+
+  hogwild::Report report;
+  const std::vector<const WorkerStats*> workers = {&a, &b};
+  hogwild::detail::summarise_workers<hogwild::Report>(workers, 1000, report);
+  CHECK(report.updates_computed == 50);
+  CHECK(report.updates_applied == 49);
+  CHECK(report.injected_delays == std::vector<std::uint64_t>{4, 0, 2});  // trailing zero dropped
+  CHECK(report.staleness.updates.count() == 3);
+  CHECK(report.staleness.updates.mean() == doctest::Approx(3.0));
+  REQUIRE(report.workers.size() == 2);
+  CHECK(report.workers[1].batch_sizes.count() == 39);  // read as 39 updates of one sample
+  CHECK(report.workers[1].batch_sizes.mean() == doctest::Approx(1.0));
+  CHECK(report.batch_sizes.count() == 49);
+  REQUIRE(report.coherence.size() == 1);
+  CHECK(report.coherence[0].update == 2 * 1000 / kCoherenceWindowsPerEpoch);  // end of window 1
+  CHECK(report.coherence[0].cosine == doctest::Approx(0.75 / 3));
+  CHECK(report.coherence[0].samples == 3);
+}
