@@ -19,6 +19,7 @@
 #include "hogwild/libsvm.h"
 #include "hogwild/predict.h"
 #include "hogwild/ratings.h"
+#include "train_options.h"
 
 namespace hogwild_cli {
 namespace {
@@ -41,16 +42,6 @@ std::string join(const std::vector<double>& values) {
   std::string out;
   for (const double v : values) out += (out.empty() ? "" : ", ") + fmt::format("{}", v);
   return out.empty() ? "none" : out;
-}
-
-// Option name of a config key ("batch_reduce" -> "--batch-reduce").
-std::string option_of(const std::string& key) {
-  if (key == "schedule_scale") return "--step-schedule-scale";
-  std::string name = "--" + key;
-  for (auto& c : name) {
-    if (c == '_') c = '-';
-  }
-  return name;
 }
 
 std::string shown(const nlohmann::json& v) {
@@ -111,14 +102,6 @@ void report_interrupted(const StopOnSignal& stop, int last_epoch, int resumed_fr
              stop.name().empty() ? "a stop request" : stop.name(), last_epoch, saved);
 }
 
-void add_max_parameters_option(CLI::App& cmd, std::size_t& max_parameters) {
-  cmd.add_option("--max-parameters", max_parameters,
-                 "refuse a model with more parameters than this before allocating it (a huge "
-                 "feature index, user or item id asks for one weight per index); models larger "
-                 "than the machine's memory are refused too")
-      ->capture_default_str();
-}
-
 void check_model_size(const std::string& path, std::size_t parameters, std::size_t copies,
                       std::size_t max_parameters, const std::string& cause) {
   const double gib = static_cast<double>(parameters) * 4.0 * static_cast<double>(copies) /
@@ -140,17 +123,6 @@ void check_model_size(const std::string& path, std::size_t parameters, std::size
           path, memory / static_cast<double>(std::size_t{1} << 30), cause, parameters, gib));
     }
   }
-}
-
-void add_checkpoint_options(CLI::App& cmd, std::string& checkpoint, std::string& resume) {
-  cmd.add_option("--checkpoint", checkpoint,
-                 "save the model after every epoch to FILE (parameters, optimiser state, epoch, "
-                 "config; written atomically with a checksum); on SIGINT/SIGTERM the run stops, "
-                 "FILE keeps the last completed epoch and the command exits 130");
-  cmd.add_option("--resume", resume,
-                 "continue from a checkpoint written by --checkpoint with the same options and "
-                 "data (--epochs is the total, counting the epochs already done; --threads may "
-                 "differ); a corrupt or mismatched checkpoint exits 2");
 }
 
 hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected,
@@ -190,28 +162,25 @@ hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Chec
     fail(fmt::format("a training mean rating of {} (the training data's), found {}", expected.mean,
                      c.mean));
   }
-  // Options that change what training computes must be the same; the epoch count, the thread
-  // count and what is measured may change.
-  static const std::set<std::string> kFree = {"epochs",           "threads",
-                                              "staleness_sample", "coherence_sample",
-                                              "coherence_lag",    "evals_per_epoch"};
+  // Options that change what training computes must be the same; those the option table
+  // marks free on resume (the epoch count, the thread count, what is measured) may change.
   const auto want = nlohmann::json::parse(config_json);
   const auto found = nlohmann::json::parse(c.config);
   for (const auto& [key, value] : want.items()) {
-    if (kFree.contains(key)) continue;
+    if (free_on_resume(key)) continue;
     if (!found.contains(key)) {
       fail(fmt::format("{} {} as on the command line, found a checkpoint without it",
-                       option_of(key), shown(value)));
+                       option_of_key(key), shown(value)));
     }
     if (found.at(key) != value) {
-      fail(fmt::format("{} {} as on the command line, found {} in the checkpoint", option_of(key),
-                       shown(value), shown(found.at(key))));
+      fail(fmt::format("{} {} as on the command line, found {} in the checkpoint",
+                       option_of_key(key), shown(value), shown(found.at(key))));
     }
   }
   for (const auto& [key, value] : found.items()) {
-    if (!kFree.contains(key) && !want.contains(key)) {
+    if (!free_on_resume(key) && !want.contains(key)) {
       fail(fmt::format("no {} (not an option of this run), found {} in the checkpoint",
-                       option_of(key), shown(value)));
+                       option_of_key(key), shown(value)));
     }
   }
   return c;

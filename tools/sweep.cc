@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "hogwild/error.h"
+#include "train_options.h"
 
 extern char** environ;
 
@@ -210,9 +211,11 @@ CLI::App* add_sweep(CLI::App& app, SweepOptions& o) {
 int run_sweep(SweepOptions& o) {
   const Grid grid = read_grid(o);
   for (const auto& a : o.train_args) {
-    if (a == "--json" || a == "--csv") {
-      throw hogwild::InputError(
-          fmt::format("{}: expected no report path, the sweep names them", a));
+    for (const auto& option : train_options()) {
+      if ((option.flags & kReportPath) && a == option.name) {
+        throw hogwild::InputError(
+            fmt::format("{}: expected no report path, the sweep names them", a));
+      }
     }
   }
   const fs::path out(o.out);
