@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -78,51 +79,20 @@ StopOnSignal::~StopOnSignal() {
 const std::atomic<bool>* StopOnSignal::flag() const { return &g_stop; }
 
 std::string StopOnSignal::name() const {
-  switch (g_signal.load()) {
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    default:
-      return "";
-  }
+  const int signal = g_signal.load();
+  return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "";
 }
 
 void report_interrupted(const StopOnSignal& stop, int last_epoch, int resumed_from,
                         const std::string& checkpoint) {
   std::string saved;
-  if (!checkpoint.empty()) {
-    saved = last_epoch > resumed_from ? fmt::format("; {} holds epoch {}", checkpoint, last_epoch)
-                                      : fmt::format(
-                                            "; no epoch completed, {} not written by this "
-                                            "run",
-                                            checkpoint);
+  if (!checkpoint.empty() && last_epoch > resumed_from) {
+    saved = fmt::format("; {} holds epoch {}", checkpoint, last_epoch);
+  } else if (!checkpoint.empty()) {
+    saved = fmt::format("; no epoch completed, {} not written by this run", checkpoint);
   }
   fmt::print(stderr, "hogwild: interrupted by {} after epoch {}{}\n",
              stop.name().empty() ? "a stop request" : stop.name(), last_epoch, saved);
-}
-
-void check_model_size(const std::string& path, std::size_t parameters, std::size_t copies,
-                      std::size_t max_parameters, const std::string& cause) {
-  const double gib = static_cast<double>(parameters) * 4.0 * static_cast<double>(copies) /
-                     static_cast<double>(std::size_t{1} << 30);
-  if (parameters > max_parameters) {
-    throw hogwild::InputError(fmt::format(
-        "{}: expected a model of at most {} parameters (--max-parameters), found {}, which needs "
-        "{} parameters ({:.1f} GiB)",
-        path, max_parameters, cause, parameters, gib));
-  }
-  const long pages = ::sysconf(_SC_PHYS_PAGES);
-  const long page_size = ::sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page_size > 0) {
-    const double memory = static_cast<double>(pages) * static_cast<double>(page_size);
-    if (static_cast<double>(parameters) * 4.0 * static_cast<double>(copies) > memory) {
-      throw hogwild::InputError(fmt::format(
-          "{}: expected a model that fits in memory ({:.1f} GiB), found {}, which needs {} "
-          "parameters ({:.1f} GiB)",
-          path, memory / static_cast<double>(std::size_t{1} << 30), cause, parameters, gib));
-    }
-  }
 }
 
 hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected,
@@ -184,30 +154,6 @@ hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Chec
     }
   }
   return c;
-}
-
-hogwild::TrainState resume_state(const hogwild::Checkpoint& c) {
-  hogwild::TrainState s;
-  s.epoch = c.epoch;
-  s.initial_loss = c.initial_loss;
-  s.elapsed = c.elapsed;
-  s.samples = c.samples;
-  s.weights = c.weights;
-  for (const auto& buffer : c.optimizer_state) s.optimizer_state.emplace_back(buffer);
-  s.worker_updates = c.worker_updates;
-  return s;
-}
-
-void take_state(hogwild::Checkpoint& c, const hogwild::TrainState& state) {
-  c.epoch = state.epoch;
-  c.initial_loss = state.initial_loss;
-  c.elapsed = state.elapsed;
-  c.samples = state.samples;
-  c.weights.assign(state.weights.begin(), state.weights.end());
-  c.optimizer_state.clear();
-  for (const auto& buffer : state.optimizer_state)
-    c.optimizer_state.emplace_back(buffer.begin(), buffer.end());
-  c.worker_updates = state.worker_updates;
 }
 
 void check_binary_labels(const hogwild::Dataset& data, const std::string& path) {
@@ -295,38 +241,23 @@ int run_predict(const PredictOptions& o) {
     }
     std::stringstream buffer;
     buffer << in.rdbuf();
-    std::string text = buffer.str();
-    bool pairs = false;
-    {
-      std::istringstream lines(text);
-      std::string line;
-      while (std::getline(lines, line)) {
-        if (skipped_line(line)) continue;
-        std::string field;
+    std::string text = buffer.str(), line, with_ratings;
+    std::optional<bool> pairs;  // from the first line that holds an example
+    for (std::istringstream lines(text); std::getline(lines, line);) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      const bool skipped = skipped_line(line);
+      if (!skipped && !pairs) {
+        std::string fields = line, field;
+        std::replace(fields.begin(), fields.end(), ',', ' ');
         std::size_t count = 0;
-        for (char& c : line) {
-          if (c == ',') c = ' ';
-        }
-        std::istringstream split(line);
-        while (split >> field) ++count;
+        for (std::istringstream split(fields); split >> field;) ++count;
         pairs = count == 2;
-        break;
       }
+      with_ratings += line + (skipped ? "\n" : " 0\n");
     }
-    if (pairs) {
-      std::string with_ratings;
-      std::istringstream lines(text);
-      std::string line;
-      while (std::getline(lines, line)) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        with_ratings += line;
-        if (!skipped_line(line)) with_ratings += " 0";
-        with_ratings += '\n';
-      }
-      text = std::move(with_ratings);
-    }
+    if (pairs.value_or(false)) text = std::move(with_ratings);
     const auto data = hogwild::parse_ratings(text, o.data);
-    p = hogwild::predict(model, data, !pairs);
+    p = hogwild::predict(model, data, !pairs.value_or(false));
     rows = data.size();
   } else {
     const auto data = hogwild::read_libsvm(o.data);
@@ -337,11 +268,8 @@ int run_predict(const PredictOptions& o) {
   std::string text;
   text.reserve(rows * 12);
   for (std::size_t i = 0; i < p.values.size(); ++i) {
-    if (p.scores.empty()) {
-      text += fmt::format("{}\n", p.values[i]);
-    } else {
-      text += fmt::format("{} {}\n", p.values[i], p.scores[i]);
-    }
+    text += p.scores.empty() ? fmt::format("{}\n", p.values[i])
+                             : fmt::format("{} {}\n", p.values[i], p.scores[i]);
   }
   if (o.out.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);

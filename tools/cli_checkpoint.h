@@ -43,22 +43,9 @@ void report_interrupted(const StopOnSignal& stop, int last_epoch, int resumed_fr
 hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected,
                                     const std::string& config_json);
 
-/// A view of a checkpoint as the state a trainer resumes from (valid while `c` lives).
-hogwild::TrainState resume_state(const hogwild::Checkpoint& c);
-
-/// Fills the run-progress fields of `c` (epoch, losses, time, parameters, optimiser state)
-/// from the state a trainer reports after an epoch.
-void take_state(hogwild::Checkpoint& c, const hogwild::TrainState& state);
-
 /// With a binary model and training labels of three or more classes: throws InputError
 /// naming the line of the first example of the third class (PATH:LINE: expected ...).
 void check_binary_labels(const hogwild::Dataset& data, const std::string& path);
-
-/// Refuses a model of `parameters` floats (times `copies` with optimiser state) above
-/// `max_parameters` or above the machine's physical memory, before anything is allocated:
-/// InputError("PATH: expected ..., found `cause`, which needs N parameters (X GiB)").
-void check_model_size(const std::string& path, std::size_t parameters, std::size_t copies,
-                      std::size_t max_parameters, const std::string& cause);
 
 /// Options of `hogwild predict`.
 struct PredictOptions {

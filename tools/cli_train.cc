@@ -1,6 +1,7 @@
 #include "cli_train.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -57,29 +58,33 @@ void print_epoch(const hogwild::ModelEpochRecord& r, const hogwild::ModelConfig&
   }
 }
 
-std::string csv(const Report& report) {
-  std::string text =
-      "epoch,seconds,elapsed,step,train_loss,train_objective,train_accuracy,test_loss,"
-      "test_accuracy\n";
-  for (const auto& e : report.epochs) {
-    text += fmt::format("{},{},{},{},{},{},{},{},{}\n", e.epoch, e.seconds, e.elapsed, e.step,
-                        e.train ? fmt::format("{}", e.train->loss) : "",
-                        e.train ? fmt::format("{}", e.train->objective) : "",
-                        e.train ? fmt::format("{}", e.train->accuracy) : "",
-                        e.test ? fmt::format("{}", e.test->loss) : "",
-                        e.test ? fmt::format("{}", e.test->accuracy) : "");
-  }
-  return text;
+// The CSV columns after epoch,seconds,elapsed,step, and their values.
+constexpr const char* kLinearColumns =
+    "train_loss,train_objective,train_accuracy,test_loss,test_accuracy";
+constexpr const char* kModelColumns =
+    "train_loss,test_loss,train_accuracy,test_accuracy,train_rmse,test_rmse";
+using Opt = std::optional<double>;
+
+std::vector<Opt> csv_values(const hogwild::EpochRecord& e) {
+  const auto& train = e.train;
+  const auto& test = e.test;
+  return {train ? Opt(train->loss) : Opt(), train ? Opt(train->objective) : Opt(),
+          train ? Opt(train->accuracy) : Opt(), test ? Opt(test->loss) : Opt(),
+          test ? Opt(test->accuracy) : Opt()};
 }
 
-std::string csv(const ModelReport& report) {
-  std::string text =
-      "epoch,seconds,elapsed,step,train_loss,test_loss,train_accuracy,test_accuracy,train_rmse,"
-      "test_rmse\n";
+std::vector<Opt> csv_values(const hogwild::ModelEpochRecord& e) {
+  return {e.train_loss, e.test_loss, e.train_accuracy, e.test_accuracy, e.train_rmse, e.test_rmse};
+}
+
+template <class R>
+std::string csv(const R& report) {
+  std::string text = fmt::format("epoch,seconds,elapsed,step,{}\n",
+                                 std::is_same_v<R, Report> ? kLinearColumns : kModelColumns);
   for (const auto& e : report.epochs) {
-    text += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", e.epoch, e.seconds, e.elapsed, e.step,
-                        e.train_loss, opt(e.test_loss), opt(e.train_accuracy), opt(e.test_accuracy),
-                        opt(e.train_rmse), opt(e.test_rmse));
+    text += fmt::format("{},{},{},{}", e.epoch, e.seconds, e.elapsed, e.step);
+    for (const auto& v : csv_values(e)) text += "," + opt(v);
+    text += "\n";
   }
   return text;
 }
@@ -199,13 +204,60 @@ struct Plan {
   std::string header;      // the data and model lines
 };
 
+// The state a trainer resumes from, as a view of `c` (valid while `c` lives).
+hogwild::TrainState resume_state(const hogwild::Checkpoint& c) {
+  hogwild::TrainState s{.epoch = c.epoch,
+                        .initial_loss = c.initial_loss,
+                        .elapsed = c.elapsed,
+                        .samples = c.samples,
+                        .weights = c.weights,
+                        .worker_updates = c.worker_updates};
+  for (const auto& buffer : c.optimizer_state) s.optimizer_state.emplace_back(buffer);
+  return s;
+}
+
+// Fills the progress of `c` (epoch, losses, time, parameters, optimiser state) from `state`.
+void take_state(hogwild::Checkpoint& c, const hogwild::TrainState& state) {
+  c.epoch = state.epoch;
+  c.initial_loss = state.initial_loss;
+  c.elapsed = state.elapsed;
+  c.samples = state.samples;
+  c.weights.assign(state.weights.begin(), state.weights.end());
+  c.optimizer_state.clear();
+  for (const auto& buffer : state.optimizer_state)
+    c.optimizer_state.emplace_back(buffer.begin(), buffer.end());
+  c.worker_updates = state.worker_updates;
+}
+
+// Refuses a model of `parameters` floats (times plan.copies) above --max-parameters or above
+// the machine's physical memory, before anything is allocated.
+void check_model_size(const TrainArgs& a, std::size_t parameters, const Plan& plan) {
+  constexpr double kGiB = static_cast<double>(std::size_t{1} << 30);
+  const double bytes = static_cast<double>(parameters) * 4.0 * static_cast<double>(plan.copies);
+  if (parameters > a.max_parameters) {
+    throw hogwild::InputError(fmt::format(
+        "{}: expected a model of at most {} parameters (--max-parameters), found {}, which needs "
+        "{} parameters ({:.1f} GiB)",
+        a.train, a.max_parameters, plan.cause, parameters, bytes / kGiB));
+  }
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  const double memory = static_cast<double>(pages) * static_cast<double>(page_size);
+  if (pages > 0 && page_size > 0 && bytes > memory) {
+    throw hogwild::InputError(fmt::format(
+        "{}: expected a model that fits in memory ({:.1f} GiB), found {}, which needs {} "
+        "parameters ({:.1f} GiB)",
+        a.train, memory / kGiB, plan.cause, parameters, bytes / kGiB));
+  }
+}
+
 template <class Config, class Data>
 int train_and_report(const TrainArgs& a, const StopOnSignal& stop, const Config& config,
                      const Data& train, const Data* test, Plan& plan) {
   using Callbacks = std::conditional_t<std::is_same_v<Config, hogwild::TrainConfig>,
                                        hogwild::Callbacks, hogwild::ModelCallbacks>;
   if (const std::size_t params = hogwild::checkpoint_parameters(plan.checkpoint); params > 0) {
-    check_model_size(a.train, params, plan.copies, a.max_parameters, plan.cause);
+    check_model_size(a, params, plan);
   }
   std::optional<hogwild::Checkpoint> resumed;
   hogwild::TrainState resume_from;

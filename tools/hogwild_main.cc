@@ -59,6 +59,12 @@ std::string conversion_message(const CLI::App& app, int argc, char** argv,
   return fmt::format("{}: expected {}, found '{}'", name, expected, value);
 }
 
+// Adds `name` to `cmd`, bound to `value`, its current value shown as the default.
+template <class T>
+CLI::Option* add(CLI::App* cmd, const std::string& name, T& value, const std::string& help) {
+  return cmd->add_option(name, value, help)->capture_default_str();
+}
+
 // ---- gen sparse -------------------------------------------------------------------------
 
 struct GenSparseOptions {
@@ -73,22 +79,15 @@ void add_gen_sparse(CLI::App& gen, GenSparseOptions& o) {
       "RCV1-like sparse binary classification: power-law feature frequencies, "
       "L2-normalised rows, labels from a hidden sparse hyperplane with label noise.");
   auto& c = o.config;
-  cmd->add_option("--rows", c.rows, "training examples")->capture_default_str();
-  cmd->add_option("--features", c.features, "dimension (RCV1: 47236)")->capture_default_str();
-  cmd->add_option("--nnz-per-row", c.nnz_per_row, "distinct nonzeros per row")
-      ->capture_default_str();
-  cmd->add_option("--zipf", c.zipf,
-                  "power-law exponent of feature frequencies (0 = uniform features)")
-      ->capture_default_str();
-  cmd->add_option("--noise", c.label_noise, "probability of flipping each label")
-      ->capture_default_str();
-  cmd->add_option("--density", c.hyperplane_density,
-                  "fraction of features with a nonzero hidden weight")
-      ->capture_default_str();
-  cmd->add_option("--seed", c.seed, "random seed (same seed, same files)")->capture_default_str();
+  add(cmd, "--rows", c.rows, "training examples");
+  add(cmd, "--features", c.features, "dimension (RCV1: 47236)");
+  add(cmd, "--nnz-per-row", c.nnz_per_row, "distinct nonzeros per row");
+  add(cmd, "--zipf", c.zipf, "power-law exponent of feature frequencies (0 = uniform features)");
+  add(cmd, "--noise", c.label_noise, "probability of flipping each label");
+  add(cmd, "--density", c.hyperplane_density, "fraction of features with a nonzero hidden weight");
+  add(cmd, "--seed", c.seed, "random seed (same seed, same files)");
   cmd->add_option("--out", o.out, "training file to write (LIBSVM text)")->required();
-  cmd->add_option("--test-rows", c.test_rows, "test examples from the same distribution")
-      ->capture_default_str();
+  add(cmd, "--test-rows", c.test_rows, "test examples from the same distribution");
   cmd->add_option("--test-out", o.test_out, "test file to write (needs --test-rows)");
 }
 
@@ -147,20 +146,16 @@ void add_gen_ratings(CLI::App& gen, GenRatingsOptions& o) {
       "Low-rank ratings for matrix factorisation: planted factors, Gaussian noise, "
       "power-law item popularity; `user item rating` lines.");
   auto& c = o.config;
-  cmd->add_option("--users", c.users, "users (rows of the planted matrix)")->capture_default_str();
-  cmd->add_option("--items", c.items, "items (columns)")->capture_default_str();
-  cmd->add_option("--rank", c.rank, "rank of the planted matrix")->capture_default_str();
-  cmd->add_option("--density", c.density, "fraction of entries observed, (0, 0.5]")
-      ->capture_default_str();
-  cmd->add_option("--noise", c.noise, "standard deviation of the noise on each rating")
-      ->capture_default_str();
-  cmd->add_option("--zipf", c.zipf, "power-law exponent of item popularity (0 = uniform)")
-      ->capture_default_str();
-  cmd->add_option("--seed", c.seed, "random seed (same seed, same files)")->capture_default_str();
+  add(cmd, "--users", c.users, "users (rows of the planted matrix)");
+  add(cmd, "--items", c.items, "items (columns)");
+  add(cmd, "--rank", c.rank, "rank of the planted matrix");
+  add(cmd, "--density", c.density, "fraction of entries observed, (0, 0.5]");
+  add(cmd, "--noise", c.noise, "standard deviation of the noise on each rating");
+  add(cmd, "--zipf", c.zipf, "power-law exponent of item popularity (0 = uniform)");
+  add(cmd, "--seed", c.seed, "random seed (same seed, same files)");
   cmd->add_option("--out", o.out, "training ratings to write")->required();
   cmd->add_option("--test-out", o.test_out, "held-out ratings to write (needs --test-fraction)");
-  cmd->add_option("--test-fraction", c.test_fraction, "fraction of ratings held out, [0, 1)")
-      ->capture_default_str();
+  add(cmd, "--test-fraction", c.test_fraction, "fraction of ratings held out, [0, 1)");
 }
 
 int run_gen_ratings(const GenRatingsOptions& o) {
@@ -230,6 +225,10 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   }
 
+  const auto fail = [](const std::exception& e, int code) {
+    fmt::print(stderr, "hogwild: {}\n", e.what());
+    return code;
+  };
   try {
     if (gen->got_subcommand("sparse")) return run_gen_sparse(gen_sparse);
     if (app.got_subcommand("info")) return run_info(info_path);
@@ -241,14 +240,11 @@ int main(int argc, char** argv) {
     if (gen->got_subcommand("ratings")) return run_gen_ratings(gen_ratings);
     if (app.got_subcommand("train")) return hogwild_cli::run_train(train);
   } catch (const hogwild::InputError& e) {
-    fmt::print(stderr, "hogwild: {}\n", e.what());
-    return kExitBadInput;
+    return fail(e, kExitBadInput);
   } catch (const hogwild::SystemError& e) {
-    fmt::print(stderr, "hogwild: {}\n", e.what());
-    return kExitBadInput;
+    return fail(e, kExitBadInput);
   } catch (const hogwild::DivergenceError& e) {
-    fmt::print(stderr, "hogwild: {}\n", e.what());
-    return kExitDiverged;
+    return fail(e, kExitDiverged);
   } catch (const std::bad_alloc&) {
     fmt::print(stderr, "hogwild: out of memory\n");
     return 1;
