@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
+#include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "hogwild/error.h"
@@ -58,33 +61,31 @@ TrainOption::Apply both(F f) {
   return {f, f};
 }
 
+// `text` as a whole number in [lo, hi] (digits only), or nothing.
+std::optional<std::size_t> count_in(std::string_view text, std::size_t lo, std::size_t hi) {
+  std::size_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value < lo || value > hi) return {};
+  return value;
+}
+
 // --replicate: off -> 0, auto -> kReplicateAuto, M >= 1 -> M.
 int parse_replicate(const std::string& text) {
   if (text == "off") return 0;
   if (text == "auto") return TC::kReplicateAuto;
-  int merge_every = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), merge_every);
-  if (ec != std::errc{} || end != text.data() + text.size() || merge_every < 1) {
-    throw InputError(fmt::format(
-        "--replicate: expected off, auto or a count of samples between merges, found '{}'", text));
-  }
-  return merge_every;
+  if (const auto m = count_in(text, 1, std::numeric_limits<int>::max()))
+    return static_cast<int>(*m);
+  throw InputError(fmt::format(
+      "--replicate: expected off, auto or a count of samples between merges, found '{}'", text));
 }
 
 // --order: rows -> 0; blocks -> the default run length; blocks:B -> B.
 std::size_t parse_order(const std::string& text) {
   if (text == "rows") return 0;
   if (text == "blocks") return TC::kDefaultBlockRows;
-  std::size_t block = 0;
   constexpr std::string_view kPrefix = "blocks:";
   if (text.starts_with(kPrefix)) {
-    const char* first = text.data() + kPrefix.size();
-    const char* last = text.data() + text.size();
-    const auto [end, ec] = std::from_chars(first, last, block);
-    if (ec == std::errc{} && end == last && first != last && block >= 1 &&
-        block <= (std::size_t{1} << 24)) {
-      return block;
-    }
+    if (const auto b = count_in(text.substr(kPrefix.size()), 1, std::size_t{1} << 24)) return *b;
   }
   throw InputError(fmt::format(
       "--order: expected rows, blocks or blocks:B with B in [1, 16777216], found '{}'", text));
@@ -93,18 +94,15 @@ std::size_t parse_order(const std::string& text) {
 // --hidden 256,128 -> {256, 128}.
 std::vector<std::size_t> parse_hidden(const std::string& text) {
   std::vector<std::size_t> widths;
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    const auto comma = rest.find(',');
-    const std::string_view token = rest.substr(0, comma);
-    std::size_t width = 0;
-    const auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), width);
-    if (ec != std::errc() || p != token.data() + token.size() || width == 0) {
+  for (std::size_t begin = 0; begin < text.size();) {
+    const std::size_t comma = std::min(text.find(',', begin), text.size());
+    const auto width = count_in(std::string_view(text).substr(begin, comma - begin), 1, SIZE_MAX);
+    if (!width) {
       throw InputError(fmt::format(
           "--hidden: expected comma-separated layer widths such as 256,128, found '{}'", text));
     }
-    widths.push_back(width);
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    widths.push_back(*width);
+    begin = comma + 1;
   }
   if (widths.empty()) throw InputError("--hidden: expected at least one layer width, found none");
   return widths;
