@@ -65,13 +65,28 @@ CLI::Option* add(CLI::App* cmd, const std::string& name, T& value, const std::st
   return cmd->add_option(name, value, help)->capture_default_str();
 }
 
-// ---- gen sparse -------------------------------------------------------------------------
+// ---- gen sparse, gen ratings ------------------------------------------------------------
 
-struct GenSparseOptions {
-  hogwild::SparseGeneratorConfig config;
-  std::string out;
-  std::string test_out;
+// A generator's config and the files to write.
+template <class Config>
+struct GenOptions {
+  Config config;
+  std::string out, test_out;
 };
+using GenSparseOptions = GenOptions<hogwild::SparseGeneratorConfig>;
+using GenRatingsOptions = GenOptions<hogwild::RatingsGeneratorConfig>;
+
+// --test-out needs a test set, asked for by `size` (--test-rows, --test-fraction), and back.
+void check_test_out(bool test, bool no_test, const std::string& test_out, const char* size,
+                    const char* what) {
+  if (test && test_out.empty()) {
+    throw hogwild::InputError(fmt::format("--test-out: expected a file name, since {} > 0", size));
+  }
+  if (!test_out.empty() && no_test) {
+    throw hogwild::InputError(
+        fmt::format("{}: expected {} > 0, since --test-out is given", size, what));
+  }
+}
 
 void add_gen_sparse(CLI::App& gen, GenSparseOptions& o) {
   auto* cmd = gen.add_subcommand(
@@ -92,12 +107,8 @@ void add_gen_sparse(CLI::App& gen, GenSparseOptions& o) {
 }
 
 int run_gen_sparse(const GenSparseOptions& o) {
-  if (o.config.test_rows > 0 && o.test_out.empty()) {
-    throw hogwild::InputError("--test-out: expected a file name, since --test-rows > 0");
-  }
-  if (!o.test_out.empty() && o.config.test_rows == 0) {
-    throw hogwild::InputError("--test-rows: expected a count > 0, since --test-out is given");
-  }
+  check_test_out(o.config.test_rows > 0, o.config.test_rows == 0, o.test_out, "--test-rows",
+                 "a count");
   const auto problem = hogwild::generate_sparse(o.config);
   hogwild::write_libsvm(problem.train, std::filesystem::path(o.out));
   if (!o.test_out.empty()) hogwild::write_libsvm(problem.test, std::filesystem::path(o.test_out));
@@ -132,14 +143,6 @@ int run_info(const std::string& path) {
   return 0;
 }
 
-// ---- gen ratings -----------------------------------------------------------------------
-
-struct GenRatingsOptions {
-  hogwild::RatingsGeneratorConfig config;
-  std::string out;
-  std::string test_out;
-};
-
 void add_gen_ratings(CLI::App& gen, GenRatingsOptions& o) {
   auto* cmd = gen.add_subcommand(
       "ratings",
@@ -159,13 +162,8 @@ void add_gen_ratings(CLI::App& gen, GenRatingsOptions& o) {
 }
 
 int run_gen_ratings(const GenRatingsOptions& o) {
-  if (o.config.test_fraction > 0 && o.test_out.empty()) {
-    throw hogwild::InputError("--test-out: expected a file name, since --test-fraction > 0");
-  }
-  if (!o.test_out.empty() && o.config.test_fraction == 0) {
-    throw hogwild::InputError(
-        "--test-fraction: expected a fraction > 0, since --test-out is given");
-  }
+  check_test_out(o.config.test_fraction > 0, o.config.test_fraction == 0, o.test_out,
+                 "--test-fraction", "a fraction");
   const auto problem = hogwild::generate_ratings(o.config);
   hogwild::write_ratings(problem.train, std::filesystem::path(o.out));
   if (!o.test_out.empty()) hogwild::write_ratings(problem.test, std::filesystem::path(o.test_out));
