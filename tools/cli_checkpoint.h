@@ -21,9 +21,13 @@ inline constexpr int kExitInterrupted = 130;
 /// signal exits at once with code 130. The previous handlers come back on destruction.
 class StopOnSignal {
  public:
+  /// Installs the handlers and clears the flag.
   StopOnSignal();
+  /// Restores the previous handlers.
   ~StopOnSignal();
+  /// One owner of the process's handlers at a time.
   StopOnSignal(const StopOnSignal&) = delete;
+  /// One owner of the process's handlers at a time.
   StopOnSignal& operator=(const StopOnSignal&) = delete;
   /// The flag to pass as Callbacks::stop / ModelCallbacks::stop.
   const std::atomic<bool>* flag() const;

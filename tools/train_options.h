@@ -23,10 +23,15 @@ inline constexpr std::size_t kDefaultMaxParameters = std::size_t{1} << 30;
 struct TrainArgs {
   hogwild::TrainConfig linear;  ///< the linear trainer's config (logistic, hinge, squared)
   hogwild::ModelConfig model;   ///< the model trainer's config (softmax, mlp, mf)
+  /// Paths: --train, --test, --train-labels, --test-labels, --json, --csv, --checkpoint, --resume.
   std::string train, test, train_labels, test_labels, json, csv, checkpoint, resume;
+  /// Specs both trainers read: --model, --policy, --delay, --schedule.
   std::string model_name = "logistic", policy = "racy", delay = "none", schedule = "fixed:1";
+  /// --batch-reduce, --sharding, and the linear trainer's --replicate and --order.
   std::string batch_reduce = "mean", sharding = "static", replicate = "auto", order = "blocks";
+  /// The speed model: --worker-speed, --straggler, --pause ("" = none).
   std::string worker_speed, straggler, pause;
+  /// The model trainer's --format, --hidden, --optimizer and --step-schedule.
   std::string format = "libsvm", hidden = "256", optimizer = "sgd", step_schedule = "epoch";
   std::size_t limit = 0;                               ///< --limit
   std::size_t max_parameters = kDefaultMaxParameters;  ///< --max-parameters
