@@ -24,7 +24,9 @@ using hogwild::InputError;
 // its current value shown as the default.
 template <auto... Members>
 CLI::Option* to(CLI::App& cmd, A& a, const TrainOption& self) {
-  auto& field = (a.*....*Members);
+  // clang-format off
+  auto& field = (a .* ... .* Members);  // a.*m1.*m2...
+  // clang-format on
   const std::string name(self.name), help(self.help);
   if constexpr (std::is_same_v<std::remove_cvref_t<decltype(field)>, bool>) {
     return cmd.add_flag(name, field, help);
