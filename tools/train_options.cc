@@ -61,12 +61,6 @@ bool either(std::string_view option, const std::string& value, std::string_view 
   return value == first;
 }
 
-// A speed-model option: the linear trainer takes an empty value as none, the model trainer
-// parses (and refuses) it.
-bool speed_given(const A& a, const std::string& value) {
-  return !value.empty() || a.uses_model_trainer();
-}
-
 void check_no_batch_with_schedule(const A& a) {
   if (a.given("--batch") && a.given("--schedule")) {
     throw InputError("--batch: expected either --batch or --schedule, found both");
@@ -129,6 +123,7 @@ std::vector<std::size_t> parse_hidden(const std::string& text) {
 constexpr unsigned kFree = kFreeOnResume;
 constexpr unsigned kModels = kModelGroup;
 
+// The linear trainer takes an empty speed-model option as none; the model trainer refuses it.
 // Numbers both trainers take are parsed into `linear`; `copy` hands one to the model trainer.
 template <auto From, auto To>
 constexpr TrainOption::Apply copy = {nullptr, [](A& a, MC& c) { c.*To = a.linear.*From; }};
@@ -205,18 +200,17 @@ const TrainOption kTable[] = {
    {.model = [](A& a, MC& c) { c.schedule.max_batch = a.linear.schedule.max_batch; }}},
   {"--worker-speed", "worker_speed", 0, "relative speed of each worker in (0, 1], e.g. 1,0.25: "
    "slower workers busy-wait (1/speed - 1) x their compute time after each sample",
-   arg<&A::worker_speed>, both([](A& a, auto& c) {
-     if (speed_given(a, a.worker_speed)) c.speed.parse_speeds(a.worker_speed);
-   })},
+   arg<&A::worker_speed>,
+   {[](A& a, TC& c) { if (!a.worker_speed.empty()) c.speed.parse_speeds(a.worker_speed); },
+    [](A& a, MC& c) { c.speed.parse_speeds(a.worker_speed); }}},
   {"--straggler", "straggler", 0, "shifted-exp:SHIFT:MEAN: every sample costs SHIFT plus an "
    "exponential extra with mean MEAN (busy-wait), e.g. shifted-exp:1us:4us", arg<&A::straggler>,
-   both([](A& a, auto& c) {
-     if (speed_given(a, a.straggler)) c.speed.parse_straggler(a.straggler);
-   })},
+   {[](A& a, TC& c) { if (!a.straggler.empty()) c.speed.parse_straggler(a.straggler); },
+    [](A& a, MC& c) { c.speed.parse_straggler(a.straggler); }}},
   {"--pause", "pause", 0, "P:DURATION: before each sample, a worker stalls for DURATION with "
-   "probability P", arg<&A::pause>, both([](A& a, auto& c) {
-     if (speed_given(a, a.pause)) c.speed.parse_pause(a.pause);
-   })},
+   "probability P", arg<&A::pause>,
+   {[](A& a, TC& c) { if (!a.pause.empty()) c.speed.parse_pause(a.pause); },
+    [](A& a, MC& c) { c.speed.parse_pause(a.pause); }}},
   {"--replicate", "replicate", kLinearOnly, "per-worker model replicas against cache-line "
    "contention: each worker trains a private copy and adds its changes to the shared model every "
    "M samples; off, auto (with 2 to 17 threads, single-sample updates and a model of up to 1M "
