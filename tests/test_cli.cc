@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -122,6 +123,37 @@ TEST_CASE("--help explains the options and exit codes") {
   for (const char* option : {"--train", "--test", "--model", "--policy", "--threads", "--epochs",
                              "--step", "--decay", "--l2", "--seed", "--json", "Exit codes"}) {
     CHECK(r.out.find(option) != std::string::npos);
+  }
+}
+
+TEST_CASE("every key of a report's config names an option of `train --help`") {
+  generate();
+  const auto help = run("train --help");
+  REQUIRE(help.code == 0);
+  for (const std::string args :
+       {"--model hinge --delay const:1", "--model softmax --optimizer adam --batch 4",
+        "--model softmax --optimizer rmsprop --step-schedule inverse"}) {
+    CAPTURE(args);
+    const auto r = run("train --train " + path("train.svm") + " --epochs 1 --quiet " + args +
+                       " --json " + path("keys.json"));
+    REQUIRE(r.code == 0);
+    const auto config = nlohmann::json::parse(slurp(path("keys.json")))["config"];
+    for (const auto& [key, value] : config.items()) {
+      std::string option = key == "schedule_scale" ? "step-schedule-scale" : key;
+      std::replace(option.begin(), option.end(), '_', '-');
+      CAPTURE(option);
+      CHECK(help.out.find("  --" + option + " ") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("sweep refuses the report paths it names itself") {
+  for (const char* option : {"--json", "--csv"}) {
+    const auto r =
+        run("sweep --out " + path("refused") + " --grid threads=1 --train x.svm " + option + " y");
+    CHECK(r.code == 2);
+    CHECK(r.err.find(std::string(option) + ": expected no report path, the sweep names them") !=
+          std::string::npos);
   }
 }
 

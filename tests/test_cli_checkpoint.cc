@@ -284,3 +284,28 @@ TEST_CASE("predict writes one prediction per example and the accuracy of labelle
   CHECK(rated.code == 0);
   CHECK(rated.err.find("rmse ") != std::string::npos);
 }
+
+TEST_CASE("resume: options free on resume may change, any other names its option") {
+  generate();
+  const std::string base = "train --train " + path("train.svm") + " --quiet";
+  const std::string linear = path("free_linear.ckpt");
+  REQUIRE(run(base + " --threads 1 --epochs 1 --checkpoint " + linear).code == 0);
+  const auto changed = run(base +
+                           " --threads 2 --epochs 2 --staleness-sample 0.5 "
+                           "--coherence-sample 0.5 --coherence-lag 2 --evals-per-epoch 2 "
+                           "--resume " +
+                           linear);
+  INFO(changed.err);
+  CHECK(changed.code == 0);
+  CHECK(
+      checkpoint_file_error(base + " --threads 1 --epochs 2 --batch-reduce sum --resume " + linear)
+          .find(linear + ": expected --batch-reduce sum as on the command line, found mean in "
+                         "the checkpoint") != std::string::npos);
+  // A model option whose report key differs from its name.
+  const std::string softmax = base + " --model softmax --policy serial --step-schedule inverse";
+  const std::string model = path("free_softmax.ckpt");
+  REQUIRE(run(softmax + " --step-schedule-scale 2 --epochs 1 --checkpoint " + model).code == 0);
+  CHECK(checkpoint_file_error(softmax + " --step-schedule-scale 3 --epochs 2 --resume " + model)
+            .find(model + ": expected --step-schedule-scale 3.0 as on the command line, found 2.0 "
+                          "in the checkpoint") != std::string::npos);
+}

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "hogwild/libsvm.h"
 #include "hogwild/predict.h"
 #include "hogwild/ratings.h"
+#include "train_options.h"
 
 namespace hogwild_cli {
 namespace {
@@ -41,16 +43,6 @@ std::string join(const std::vector<double>& values) {
   std::string out;
   for (const double v : values) out += (out.empty() ? "" : ", ") + fmt::format("{}", v);
   return out.empty() ? "none" : out;
-}
-
-// Option name of a config key ("batch_reduce" -> "--batch-reduce").
-std::string option_of(const std::string& key) {
-  if (key == "schedule_scale") return "--step-schedule-scale";
-  std::string name = "--" + key;
-  for (auto& c : name) {
-    if (c == '_') c = '-';
-  }
-  return name;
 }
 
 std::string shown(const nlohmann::json& v) {
@@ -87,70 +79,20 @@ StopOnSignal::~StopOnSignal() {
 const std::atomic<bool>* StopOnSignal::flag() const { return &g_stop; }
 
 std::string StopOnSignal::name() const {
-  switch (g_signal.load()) {
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    default:
-      return "";
-  }
+  const int signal = g_signal.load();
+  return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "";
 }
 
 void report_interrupted(const StopOnSignal& stop, int last_epoch, int resumed_from,
                         const std::string& checkpoint) {
   std::string saved;
-  if (!checkpoint.empty()) {
-    saved = last_epoch > resumed_from ? fmt::format("; {} holds epoch {}", checkpoint, last_epoch)
-                                      : fmt::format(
-                                            "; no epoch completed, {} not written by this "
-                                            "run",
-                                            checkpoint);
+  if (!checkpoint.empty() && last_epoch > resumed_from) {
+    saved = fmt::format("; {} holds epoch {}", checkpoint, last_epoch);
+  } else if (!checkpoint.empty()) {
+    saved = fmt::format("; no epoch completed, {} not written by this run", checkpoint);
   }
   fmt::print(stderr, "hogwild: interrupted by {} after epoch {}{}\n",
              stop.name().empty() ? "a stop request" : stop.name(), last_epoch, saved);
-}
-
-void add_max_parameters_option(CLI::App& cmd, std::size_t& max_parameters) {
-  cmd.add_option("--max-parameters", max_parameters,
-                 "refuse a model with more parameters than this before allocating it (a huge "
-                 "feature index, user or item id asks for one weight per index); models larger "
-                 "than the machine's memory are refused too")
-      ->capture_default_str();
-}
-
-void check_model_size(const std::string& path, std::size_t parameters, std::size_t copies,
-                      std::size_t max_parameters, const std::string& cause) {
-  const double gib = static_cast<double>(parameters) * 4.0 * static_cast<double>(copies) /
-                     static_cast<double>(std::size_t{1} << 30);
-  if (parameters > max_parameters) {
-    throw hogwild::InputError(fmt::format(
-        "{}: expected a model of at most {} parameters (--max-parameters), found {}, which needs "
-        "{} parameters ({:.1f} GiB)",
-        path, max_parameters, cause, parameters, gib));
-  }
-  const long pages = ::sysconf(_SC_PHYS_PAGES);
-  const long page_size = ::sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page_size > 0) {
-    const double memory = static_cast<double>(pages) * static_cast<double>(page_size);
-    if (static_cast<double>(parameters) * 4.0 * static_cast<double>(copies) > memory) {
-      throw hogwild::InputError(fmt::format(
-          "{}: expected a model that fits in memory ({:.1f} GiB), found {}, which needs {} "
-          "parameters ({:.1f} GiB)",
-          path, memory / static_cast<double>(std::size_t{1} << 30), cause, parameters, gib));
-    }
-  }
-}
-
-void add_checkpoint_options(CLI::App& cmd, std::string& checkpoint, std::string& resume) {
-  cmd.add_option("--checkpoint", checkpoint,
-                 "save the model after every epoch to FILE (parameters, optimiser state, epoch, "
-                 "config; written atomically with a checksum); on SIGINT/SIGTERM the run stops, "
-                 "FILE keeps the last completed epoch and the command exits 130");
-  cmd.add_option("--resume", resume,
-                 "continue from a checkpoint written by --checkpoint with the same options and "
-                 "data (--epochs is the total, counting the epochs already done; --threads may "
-                 "differ); a corrupt or mismatched checkpoint exits 2");
 }
 
 hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected,
@@ -190,55 +132,28 @@ hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Chec
     fail(fmt::format("a training mean rating of {} (the training data's), found {}", expected.mean,
                      c.mean));
   }
-  // Options that change what training computes must be the same; the epoch count, the thread
-  // count and what is measured may change.
-  static const std::set<std::string> kFree = {"epochs",           "threads",
-                                              "staleness_sample", "coherence_sample",
-                                              "coherence_lag",    "evals_per_epoch"};
+  // Options that change what training computes must be the same; those the option table
+  // marks free on resume (the epoch count, the thread count, what is measured) may change.
   const auto want = nlohmann::json::parse(config_json);
   const auto found = nlohmann::json::parse(c.config);
   for (const auto& [key, value] : want.items()) {
-    if (kFree.contains(key)) continue;
+    if (free_on_resume(key)) continue;
     if (!found.contains(key)) {
       fail(fmt::format("{} {} as on the command line, found a checkpoint without it",
-                       option_of(key), shown(value)));
+                       option_of_key(key), shown(value)));
     }
     if (found.at(key) != value) {
-      fail(fmt::format("{} {} as on the command line, found {} in the checkpoint", option_of(key),
-                       shown(value), shown(found.at(key))));
+      fail(fmt::format("{} {} as on the command line, found {} in the checkpoint",
+                       option_of_key(key), shown(value), shown(found.at(key))));
     }
   }
   for (const auto& [key, value] : found.items()) {
-    if (!kFree.contains(key) && !want.contains(key)) {
+    if (!free_on_resume(key) && !want.contains(key)) {
       fail(fmt::format("no {} (not an option of this run), found {} in the checkpoint",
-                       option_of(key), shown(value)));
+                       option_of_key(key), shown(value)));
     }
   }
   return c;
-}
-
-hogwild::TrainState resume_state(const hogwild::Checkpoint& c) {
-  hogwild::TrainState s;
-  s.epoch = c.epoch;
-  s.initial_loss = c.initial_loss;
-  s.elapsed = c.elapsed;
-  s.samples = c.samples;
-  s.weights = c.weights;
-  for (const auto& buffer : c.optimizer_state) s.optimizer_state.emplace_back(buffer);
-  s.worker_updates = c.worker_updates;
-  return s;
-}
-
-void take_state(hogwild::Checkpoint& c, const hogwild::TrainState& state) {
-  c.epoch = state.epoch;
-  c.initial_loss = state.initial_loss;
-  c.elapsed = state.elapsed;
-  c.samples = state.samples;
-  c.weights.assign(state.weights.begin(), state.weights.end());
-  c.optimizer_state.clear();
-  for (const auto& buffer : state.optimizer_state)
-    c.optimizer_state.emplace_back(buffer.begin(), buffer.end());
-  c.worker_updates = state.worker_updates;
 }
 
 void check_binary_labels(const hogwild::Dataset& data, const std::string& path) {
@@ -326,38 +241,23 @@ int run_predict(const PredictOptions& o) {
     }
     std::stringstream buffer;
     buffer << in.rdbuf();
-    std::string text = buffer.str();
-    bool pairs = false;
-    {
-      std::istringstream lines(text);
-      std::string line;
-      while (std::getline(lines, line)) {
-        if (skipped_line(line)) continue;
-        std::string field;
+    std::string text = buffer.str(), line, with_ratings;
+    std::optional<bool> pairs;  // from the first line that holds an example
+    for (std::istringstream lines(text); std::getline(lines, line);) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      const bool skipped = skipped_line(line);
+      if (!skipped && !pairs) {
+        std::string fields = line, field;
+        std::replace(fields.begin(), fields.end(), ',', ' ');
         std::size_t count = 0;
-        for (char& c : line) {
-          if (c == ',') c = ' ';
-        }
-        std::istringstream split(line);
-        while (split >> field) ++count;
+        for (std::istringstream split(fields); split >> field;) ++count;
         pairs = count == 2;
-        break;
       }
+      with_ratings += line + (skipped ? "\n" : " 0\n");
     }
-    if (pairs) {
-      std::string with_ratings;
-      std::istringstream lines(text);
-      std::string line;
-      while (std::getline(lines, line)) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        with_ratings += line;
-        if (!skipped_line(line)) with_ratings += " 0";
-        with_ratings += '\n';
-      }
-      text = std::move(with_ratings);
-    }
+    if (pairs.value_or(false)) text = std::move(with_ratings);
     const auto data = hogwild::parse_ratings(text, o.data);
-    p = hogwild::predict(model, data, !pairs);
+    p = hogwild::predict(model, data, !pairs.value_or(false));
     rows = data.size();
   } else {
     const auto data = hogwild::read_libsvm(o.data);
@@ -368,11 +268,8 @@ int run_predict(const PredictOptions& o) {
   std::string text;
   text.reserve(rows * 12);
   for (std::size_t i = 0; i < p.values.size(); ++i) {
-    if (p.scores.empty()) {
-      text += fmt::format("{}\n", p.values[i]);
-    } else {
-      text += fmt::format("{} {}\n", p.values[i], p.scores[i]);
-    }
+    text += p.scores.empty() ? fmt::format("{}\n", p.values[i])
+                             : fmt::format("{} {}\n", p.values[i], p.scores[i]);
   }
   if (o.out.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);

@@ -21,9 +21,13 @@ inline constexpr int kExitInterrupted = 130;
 /// signal exits at once with code 130. The previous handlers come back on destruction.
 class StopOnSignal {
  public:
+  /// Installs the handlers and clears the flag.
   StopOnSignal();
+  /// Restores the previous handlers.
   ~StopOnSignal();
+  /// One owner of the process's handlers at a time.
   StopOnSignal(const StopOnSignal&) = delete;
+  /// One owner of the process's handlers at a time.
   StopOnSignal& operator=(const StopOnSignal&) = delete;
   /// The flag to pass as Callbacks::stop / ModelCallbacks::stop.
   const std::atomic<bool>* flag() const;
@@ -36,38 +40,16 @@ class StopOnSignal {
 void report_interrupted(const StopOnSignal& stop, int last_epoch, int resumed_from,
                         const std::string& checkpoint);
 
-/// Adds --checkpoint and --resume to the `train` command.
-void add_checkpoint_options(CLI::App& train, std::string& checkpoint, std::string& resume);
-
 /// Loads the --resume checkpoint and checks that it continues this run: `expected` carries the
 /// model, format, data shape and label mapping of the run about to start, `config_json` its
-/// configuration (compared key by key, except epochs, threads and measurement rates). Throws
+/// configuration (compared key by key, except the keys of options free on resume). Throws
 /// InputError("PATH: expected ..., found ...") naming what differs.
 hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected,
                                     const std::string& config_json);
 
-/// A view of a checkpoint as the state a trainer resumes from (valid while `c` lives).
-hogwild::TrainState resume_state(const hogwild::Checkpoint& c);
-
-/// Fills the run-progress fields of `c` (epoch, losses, time, parameters, optimiser state)
-/// from the state a trainer reports after an epoch.
-void take_state(hogwild::Checkpoint& c, const hogwild::TrainState& state);
-
 /// With a binary model and training labels of three or more classes: throws InputError
 /// naming the line of the first example of the third class (PATH:LINE: expected ...).
 void check_binary_labels(const hogwild::Dataset& data, const std::string& path);
-
-/// Default of --max-parameters: 2^30 parameters (4 GiB of floats before optimiser state).
-inline constexpr std::size_t kDefaultMaxParameters = std::size_t{1} << 30;
-
-/// Adds --max-parameters to the `train` command.
-void add_max_parameters_option(CLI::App& train, std::size_t& max_parameters);
-
-/// Refuses a model of `parameters` floats (times `copies` with optimiser state) above
-/// `max_parameters` or above the machine's physical memory, before anything is allocated:
-/// InputError("PATH: expected ..., found `cause`, which needs N parameters (X GiB)").
-void check_model_size(const std::string& path, std::size_t parameters, std::size_t copies,
-                      std::size_t max_parameters, const std::string& cause);
 
 /// Options of `hogwild predict`.
 struct PredictOptions {

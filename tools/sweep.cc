@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "hogwild/error.h"
+#include "train_options.h"
 
 extern char** environ;
 
@@ -132,11 +133,12 @@ std::string num(const nlohmann::json& j) {
 std::map<std::string, std::string> results(const nlohmann::json& r, const SweepOptions& o) {
   std::map<std::string, std::string> row;
   const auto& fin = r.value("final", nlohmann::json::object());
-  row["final_train_loss"] = num(fin.value("train_loss", nlohmann::json()));
-  row["final_test_loss"] = num(fin.value("test_loss", nlohmann::json()));
-  row["final_test_accuracy"] = num(fin.value("test_accuracy", nlohmann::json()));
-  row["samples_per_second"] = num(r.value("samples_per_second", nlohmann::json()));
-  row["train_seconds"] = num(r.value("train_seconds", nlohmann::json()));
+  for (const char* key : {"train_loss", "test_loss", "test_accuracy"}) {
+    row[std::string("final_") + key] = num(fin.value(key, nlohmann::json()));
+  }
+  for (const char* key : {"samples_per_second", "train_seconds"}) {
+    row[key] = num(r.value(key, nlohmann::json()));
+  }
   if (r.contains("staleness")) {
     row["staleness_mean"] = num(r["staleness"].value("mean", nlohmann::json()));
     row["staleness_p99"] = num(r["staleness"].value("p99", nlohmann::json()));
@@ -165,21 +167,13 @@ std::map<std::string, std::string> results(const nlohmann::json& r, const SweepO
   return row;
 }
 
-const std::vector<std::string> kResultColumns = {"status",
-                                                 "error",
-                                                 "seconds_to_target_loss",
-                                                 "updates_to_target_loss",
-                                                 "seconds_to_target_accuracy",
-                                                 "epochs_to_target_accuracy",
-                                                 "final_train_loss",
-                                                 "final_test_loss",
-                                                 "final_test_accuracy",
-                                                 "samples_per_second",
-                                                 "train_seconds",
-                                                 "staleness_mean",
-                                                 "staleness_p99",
-                                                 "batch_size_mean",
-                                                 "report"};
+// clang-format off
+const std::vector<std::string> kResultColumns = {
+    "status", "error", "seconds_to_target_loss", "updates_to_target_loss",
+    "seconds_to_target_accuracy", "epochs_to_target_accuracy", "final_train_loss",
+    "final_test_loss", "final_test_accuracy", "samples_per_second", "train_seconds",
+    "staleness_mean", "staleness_p99", "batch_size_mean", "report"};
+// clang-format on
 
 }  // namespace
 
@@ -210,9 +204,11 @@ CLI::App* add_sweep(CLI::App& app, SweepOptions& o) {
 int run_sweep(SweepOptions& o) {
   const Grid grid = read_grid(o);
   for (const auto& a : o.train_args) {
-    if (a == "--json" || a == "--csv") {
-      throw hogwild::InputError(
-          fmt::format("{}: expected no report path, the sweep names them", a));
+    for (const auto& option : train_options()) {
+      if ((option.flags & kReportPath) && a == option.name) {
+        throw hogwild::InputError(
+            fmt::format("{}: expected no report path, the sweep names them", a));
+      }
     }
   }
   const fs::path out(o.out);
