@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "engine/kernel.h"
+#include "engine/worker_stats.h"
+#include "hogwild/detail/param_store.h"
 #include "hogwild/trainer.h"
 
 namespace hogwild::detail {
@@ -49,5 +51,46 @@ struct DriverResult {
 /// and the state each epoch leaves for a checkpoint.
 DriverResult drive(const DriverConfig& config, Kernel& kernel, const DriverHooks& hooks,
                    const TrainState* resume);
+
+/// The driver's settings a trainer's config carries under the same names (epochs, seed,
+/// simulation, sharding, evaluation points), for `rows` examples and `workers` workers.
+template <class Config>
+DriverConfig driver_config(const Config& config, std::size_t rows, int workers) {
+  DriverConfig driver;
+  driver.rows = rows;
+  driver.epochs = config.epochs;
+  driver.seed = config.seed;
+  driver.workers = workers;
+  driver.simulate = config.simulate > 0;
+  driver.dynamic_sharding = config.dynamic_sharding;
+  driver.evals_per_epoch = config.evals_per_epoch;
+  return driver;
+}
+
+/// Drives `kernel` with a trainer's callbacks (its epochs shown as `as_record` makes them) and
+/// fills the report's run: the records, the curve, counts, the workers' sums, times and the
+/// final parameters.
+template <class Report, class Callbacks, class AsRecord>
+void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
+                const Callbacks& callbacks, const TrainState* resume, AsRecord as_record,
+                std::span<const WorkerStats* const> workers, const ParamStore& store) {
+  DriverHooks hooks;
+  if (callbacks.on_epoch) {
+    hooks.on_epoch = [&](const EpochResult& e) { callbacks.on_epoch(as_record(e)); };
+  }
+  hooks.on_epoch_state = callbacks.on_epoch_state;
+  hooks.stop = callbacks.stop;
+  DriverResult result = drive(config, kernel, hooks, resume);
+  for (const auto& e : result.epochs) report.epochs.push_back(as_record(e));
+  report.curve = std::move(result.curve);
+  report.samples = result.samples;
+  report.interrupted = result.interrupted;
+  report.resumed_from = result.resumed_from;
+  report.train_seconds = result.elapsed;
+  report.samples_per_second =
+      result.elapsed > 0 ? static_cast<double>(report.samples) / result.elapsed : 0.0;
+  report.weights = store.snapshot();
+  summarise_workers<Report>(workers, config.rows, report);
+}
 
 }  // namespace hogwild::detail

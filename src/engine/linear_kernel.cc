@@ -1068,36 +1068,12 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
   }
   const auto kernel = make_linear_kernel(run);
 
-  detail::DriverConfig driver;
-  driver.rows = n;
-  driver.epochs = config.epochs;
-  driver.seed = config.seed;
+  detail::DriverConfig driver = detail::driver_config(config, n, workers);
   driver.block_rows = config.block_rows;
-  driver.workers = workers;
-  driver.simulate = config.simulate > 0;
-  driver.dynamic_sharding = config.dynamic_sharding;
-  driver.evals_per_epoch = config.evals_per_epoch;
   driver.divergence_factor = config.divergence_factor;
-  detail::DriverHooks hooks;
-  if (callbacks.on_epoch) {
-    hooks.on_epoch = [&](const detail::EpochResult& e) { callbacks.on_epoch(as_record(e)); };
-  }
-  hooks.on_epoch_state = callbacks.on_epoch_state;
-  hooks.stop = callbacks.stop;
-  detail::DriverResult result = detail::drive(driver, *kernel, hooks, resume);
-
-  for (const auto& e : result.epochs) report.epochs.push_back(as_record(e));
-  report.curve = std::move(result.curve);
-  report.samples = result.samples;
-  report.interrupted = result.interrupted;
-  report.resumed_from = result.resumed_from;
   std::vector<const detail::WorkerStats*> measured;
   for (const auto& state : states) measured.push_back(&state.stats);
-  detail::summarise_workers<Report>(measured, n, report);
-  report.train_seconds = result.elapsed;
-  report.samples_per_second =
-      result.elapsed > 0 ? static_cast<double>(report.samples) / result.elapsed : 0.0;
-  report.weights = store.snapshot();
+  detail::drive_into(report, driver, *kernel, callbacks, resume, as_record, measured, store);
   return report;
 }
 

@@ -853,35 +853,11 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
     return std::unique_ptr<detail::Kernel>(std::make_unique<WindowKernel<decltype(policy)>>(run));
   });
 
-  detail::DriverConfig driver;
-  driver.rows = n;
-  driver.epochs = config.epochs;
-  driver.seed = config.seed;
-  driver.workers = worker_count;
-  driver.simulate = config.simulate > 0;
-  driver.dynamic_sharding = config.dynamic_sharding;
-  driver.evals_per_epoch = config.evals_per_epoch;
+  detail::DriverConfig driver = detail::driver_config(config, n, worker_count);
   driver.divergence_factor = std::numeric_limits<double>::infinity();
-  detail::DriverHooks hooks;
-  if (callbacks.on_epoch) {
-    hooks.on_epoch = [&](const detail::EpochResult& e) { callbacks.on_epoch(as_record(e)); };
-  }
-  hooks.on_epoch_state = callbacks.on_epoch_state;
-  hooks.stop = callbacks.stop;
-  detail::DriverResult result = detail::drive(driver, *kernel, hooks, resume);
-
-  for (const auto& e : result.epochs) report.epochs.push_back(as_record(e));
-  report.curve = std::move(result.curve);
-  report.samples = result.samples;
-  report.interrupted = result.interrupted;
-  report.resumed_from = result.resumed_from;
-  report.train_seconds = result.elapsed;
-  report.samples_per_second =
-      result.elapsed > 0 ? static_cast<double>(report.samples) / result.elapsed : 0.0;
-  report.weights = store.snapshot();
   std::vector<const detail::WorkerStats*> measured;
   for (const auto& ws : workers) measured.push_back(&ws->stats);
-  detail::summarise_workers<ModelReport>(measured, n, report);
+  detail::drive_into(report, driver, *kernel, callbacks, resume, as_record, measured, store);
   return report;
 }
 
