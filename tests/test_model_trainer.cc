@@ -165,6 +165,23 @@ TEST_CASE("a diverging run stops with DivergenceError, and bad options name them
   c.optimizer.schedule = Schedule::kConstant;
   CHECK_THROWS_WITH_AS(train_model(c, problem.train, nullptr), doctest::Contains("diverged"),
                        DivergenceError);
+  // The bound is --divergence-factor times the initial loss: resumed from a state that says the
+  // initial loss was 1e-6, the first epoch's loss (about 0.1 or more) is beyond 2x it.
+  c = quick(ModelKind::kSoftmax, 1);
+  c.epochs = 1;
+  const auto blob = blobs(200, 3);
+  const ModelReport first = train_model(c, blob, nullptr);
+  TrainState state;
+  state.epoch = 1;
+  state.initial_loss = 1e-6;
+  state.weights = first.weights;
+  c.epochs = 2;
+  c.divergence_factor = 2;
+  CHECK_THROWS_WITH_AS(train_model(c, blob, nullptr, {}, &state),
+                       doctest::Contains("beyond 2x its initial"), DivergenceError);
+  c.divergence_factor = 1;
+  CHECK_THROWS_WITH_AS(train_model(c, blob, nullptr),
+                       "--divergence-factor: expected a factor > 1, found 1", InputError);
   c = quick(ModelKind::kMlp);
   c.hidden = {};
   const auto data = blobs(50, 1);

@@ -157,7 +157,8 @@ const TrainOption kTable[] = {
   {"--seed", "seed", 0, "seed of the per-epoch shuffles", lin<&TC::seed>,
    copy<&TC::seed, &MC::seed>},
   {"--divergence-factor", "divergence_factor", 0, "stop when the training loss exceeds this "
-   "multiple of its initial value", lin<&TC::divergence_factor>},
+   "multiple of its initial value", lin<&TC::divergence_factor>,
+   copy<&TC::divergence_factor, &MC::divergence_factor>},
   {"--delay", "delay", 0, "injected delay distribution: none, const:S, uniform:S (0..S), "
    "geometric:P[:CAP] (P(d=k) = P(1-P)^k), trace:FILE (one delay per line, cyclic); a delay d "
    "applies an update after d more of its worker's own steps", arg<&A::delay>,

@@ -47,10 +47,13 @@ struct ModelConfig {
   /// --batch B or --schedule fixed:B: samples per update; 0 = the model's default (or the size
   /// in `schedule` when that is a fixed schedule given by the caller).
   std::size_t batch = 0;
-  Policy policy = Policy::kRacy;   ///< --policy
-  int threads = 0;                 ///< --threads; 0 uses every core
-  int epochs = 10;                 ///< --epochs, >= 1
-  std::uint64_t seed = 1;          ///< --seed: initialisation and shuffles
+  Policy policy = Policy::kRacy;  ///< --policy
+  int threads = 0;                ///< --threads; 0 uses every core
+  int epochs = 10;                ///< --epochs, >= 1
+  std::uint64_t seed = 1;         ///< --seed: initialisation and shuffles
+  /// --divergence-factor: stop when the training loss exceeds this multiple of its initial
+  /// value; NaN/Inf always stops.
+  double divergence_factor = 1e3;
   DelaySpec delay;                 ///< --delay: injected delay, in the worker's updates
   double staleness_sample = 0.01;  ///< --staleness-sample: fraction of updates measured
   double coherence_sample = 0.01;  ///< --coherence-sample: fraction of updates measured

@@ -67,6 +67,7 @@ void ModelConfig::validate() const {
     fail("threads", "1 with --policy serial (it runs one worker)", threads);
   }
   if (epochs < 1) fail("epochs", "at least 1", epochs);
+  if (!(divergence_factor > 1)) fail("divergence-factor", "a factor > 1", divergence_factor);
   detail::validate_staleness_options(staleness_sample, coherence_sample, coherence_lag, simulate,
                                      threads);
   if (batch > 65536) fail("batch", "a minibatch size in [1, 65536] (0 = default)", batch);
@@ -854,7 +855,7 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
   });
 
   detail::DriverConfig driver = detail::driver_config(config, n, worker_count);
-  driver.divergence_factor = std::numeric_limits<double>::infinity();
+  driver.divergence_factor = config.divergence_factor;
   std::vector<const detail::WorkerStats*> measured;
   for (const auto& ws : workers) measured.push_back(&ws->stats);
   detail::drive_into(report, driver, *kernel, callbacks, resume, as_record, measured, store);
@@ -1035,6 +1036,7 @@ ordered_json config_json(const ModelConfig& c) {
   j["threads"] = c.threads;
   j["epochs"] = c.epochs;
   j["seed"] = c.seed;
+  j["divergence_factor"] = c.divergence_factor;
   j["delay"] = c.delay.text;
   j["staleness_sample"] = c.staleness_sample;
   j["coherence_sample"] = c.coherence_sample;
