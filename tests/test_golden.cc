@@ -3,6 +3,10 @@
 // the same byte for byte, timing fields aside. A redesign of the training path proves with
 // them that it changed no result.
 //
+// The reports are the Release build's (-O3, -march=native on an x86-64 with AVX2 and FMA);
+// other optimisation levels and instruction sets round the dense models' sums differently, so
+// the test is built in Release builds with HOGWILD_NATIVE only (tests/CMakeLists.txt).
+//
 // HOGWILD_UPDATE_GOLDEN=1 rewrites tests/golden/ from the current build (only when a change of
 // results is intended; the commit then says which and why).
 #include <doctest/doctest.h>
