@@ -1,8 +1,9 @@
-// The per-worker record and the report's sums of it.
+// Measurement: the staleness probe, the per-worker record and the report's sums of it.
 #include <doctest/doctest.h>
 
 #include <vector>
 
+#include "engine/staleness_probe.h"
 #include "engine/worker_stats.h"
 #include "hogwild/trainer.h"
 
@@ -48,4 +49,36 @@ TEST_CASE("summarise_workers adds the workers' counts, delays, staleness and coh
   CHECK(report.coherence[0].update == 2 * 1000 / kCoherenceWindowsPerEpoch);  // end of window 1
   CHECK(report.coherence[0].cosine == doctest::Approx(0.75 / 3));
   CHECK(report.coherence[0].samples == 3);
+}
+
+TEST_CASE("the staleness probe counts the updates others applied between a read and its write") {
+  std::vector<hogwild::detail::AppliedCounter> counters(3);
+  hogwild::detail::StalenessProbe probe(1.0, 7, counters, 1);
+  CHECK(probe.on());
+  CHECK(probe.publishes());
+  CHECK(probe.tick());  // rate 1: every update is measured
+  counters[0].value = 4;
+  counters[2].value = 6;
+  const auto at_read = probe.read();
+  CHECK(at_read.others == 10);
+  counters[0].value = 9;  // 5 more by worker 0, 2 more by worker 2, 100 by this one (not others)
+  counters[2].value = 8;
+  probe.publish(100);
+  CHECK(counters[1].value == 100);
+  hogwild::StalenessStats stats;
+  const auto at_write = probe.record(at_read, stats, 3);
+  CHECK(at_write.others == 17);
+  CHECK(at_write.ns >= at_read.ns);
+  CHECK(stats.updates.count() == 3);
+  CHECK(stats.updates.max() == 7);
+  CHECK(stats.nanos.count() == 3);
+
+  std::vector<hogwild::detail::AppliedCounter> alone(1);
+  hogwild::detail::StalenessProbe single(0.5, 7, alone, 0);
+  CHECK_FALSE(single.publishes());  // nobody else reads its count
+  single.publish(5);
+  CHECK(alone[0].value == 0);
+  hogwild::detail::StalenessProbe off(0.0, 7, counters, 0);
+  CHECK_FALSE(off.on());
+  CHECK_FALSE(off.tick());
 }

@@ -20,6 +20,7 @@
 #include "engine/minibatch.h"
 #include "engine/rng.h"
 #include "engine/sampling.h"
+#include "engine/staleness_probe.h"
 #include "engine/worker_stats.h"
 #include "engine/workers.h"
 #include "hogwild/detail/policies.h"
@@ -207,12 +208,11 @@ using detail::now_ns;
 using detail::SampleClock;
 
 struct Pending {
-  std::uint64_t others_at_read;  // measured updates only
-  std::int64_t read_ns;          // measured updates only
-  std::uint32_t row;             // single update: the row
-  float coef;                    // single update: its coefficient
-  std::uint32_t count;           // 0: single update; else the batch's (row, coef) pairs in its
-                                 // delay-line slot's payload
+  detail::StalenessProbe::Reading read;  // measured updates only
+  std::uint32_t row;                     // single update: the row
+  float coef;                            // single update: its coefficient
+  std::uint32_t count;  // 0: single update; else the batch's (row, coef) pairs in its
+                        // delay-line slot's payload
   bool measured;
 };
 
@@ -220,11 +220,12 @@ using RowCoef = std::pair<std::uint32_t, float>;
 
 // Everything one worker (thread or virtual) owns; aligned so workers never share a line.
 struct alignas(kCacheLine) WorkerState {
-  WorkerState(int worker, const TrainConfig& config, std::uint64_t seed_base)
+  WorkerState(int worker, const TrainConfig& config, std::uint64_t seed_base,
+              std::span<AppliedCounter> counters)
       : id(worker),
         delays(config.delay, detail::derive_seed(seed_base, 0xde1a0000u + worker)),
-        staleness_clock(config.staleness_sample,
-                        detail::derive_seed(seed_base, 0x57a1e000u + worker)),
+        staleness_probe(config.staleness_sample,
+                        detail::derive_seed(seed_base, 0x57a1e000u + worker), counters, worker),
         coherence_clock(config.coherence_sample,
                         detail::derive_seed(seed_base, 0xc0e40000u + worker)),
         pending(config.delay.max_delay()) {
@@ -242,7 +243,7 @@ struct alignas(kCacheLine) WorkerState {
   }
   int id;
   DelaySampler delays;
-  SampleClock staleness_clock;
+  detail::StalenessProbe staleness_probe;
   SampleClock coherence_clock;
   detail::DelayLine<Pending> pending;
   // Coherence: a sampled update's (row, coef), compared with the update `lag` later.
@@ -253,8 +254,7 @@ struct alignas(kCacheLine) WorkerState {
   std::vector<RowCoef> batch;  // the open minibatch: (row, g)
   std::uint32_t batch_samples = 0;
   bool batch_measured = false;
-  std::uint64_t batch_others_at_read = 0;
-  std::int64_t batch_read_ns = 0;
+  detail::StalenessProbe::Reading batch_read;
   std::int64_t window_start_ns = 0;
   std::uint32_t clock_stride = 1;  // samples between clock checks in a time window
   std::uint32_t clock_countdown = 1;
@@ -265,11 +265,10 @@ struct alignas(kCacheLine) WorkerState {
   detail::AlignedFloats replica;  // line-aligned: merges go a cache line at a time
   detail::AlignedFloats replica_base;
   bool replica_fresh = false;
-  std::uint64_t since_merge = 0;        // samples since the last merge
-  std::uint64_t unmerged = 0;           // updates in the replica, not yet in the shared store
-  std::uint64_t unmerged_measured = 0;  // of which sampled for staleness
-  std::uint64_t others_at_refresh = 0;  // others' applied updates when the replica was read
-  std::int64_t refresh_ns = 0;
+  std::uint64_t since_merge = 0;            // samples since the last merge
+  std::uint64_t unmerged = 0;               // updates in the replica, not yet in the shared store
+  std::uint64_t unmerged_measured = 0;      // of which sampled for staleness
+  detail::StalenessProbe::Reading refresh;  // when the replica was read
   std::uint64_t step = 0;
   detail::WorkerStats stats;
 };
@@ -291,16 +290,13 @@ template <class P, class Loss, bool kRegularised>
 class Engine {
  public:
   Engine(ParamStore& store, const Dataset& data, const float* y, const float* shrink,
-         std::span<AppliedCounter> counters, const TrainConfig& config)
+         const TrainConfig& config)
       : store_(store),
         data_(data),
         y_(y),
         shrink_(shrink),
-        counters_(counters),
+        workers_(static_cast<std::size_t>(config.workers())),
         delayed_(config.delay.kind != DelaySpec::Kind::kNone),
-        measure_staleness_(config.staleness_sample > 0),
-        // Only other workers read a worker's applied count.
-        publish_(config.staleness_sample > 0 && counters.size() > 1),
         coherence_(config.coherence_sample > 0),
         lag_(static_cast<std::uint64_t>(config.coherence_lag)),
         timed_(config.schedule.kind == ScheduleSpec::Kind::kTime),
@@ -347,7 +343,7 @@ class Engine {
       // next merge.
       std::uint64_t plain = last - pos;
       if (replicated) plain = std::min(plain, merge_every_ - s.since_merge);
-      if (measure_staleness_) plain = std::min(plain, s.staleness_clock.until_next());
+      if (s.staleness_probe.on()) plain = std::min(plain, s.staleness_probe.until_next());
       const bool coherence_clock_runs = coherence_ && !s.has_saved;
       if (coherence_clock_runs) plain = std::min(plain, s.coherence_clock.until_next());
       if (coherence_ && s.has_saved) plain = std::min(plain, s.saved_due - s.stats.computed - 1);
@@ -362,9 +358,10 @@ class Engine {
       } else {
         const std::size_t end = pos + static_cast<std::size_t>(plain);
         const std::uint64_t updates = replicated ? plain_loop<kOnReplica>(s, rows, pos, end, last)
-                                      : publish_ ? plain_loop<kPublishing>(s, rows, pos, end, last)
-                                                 : plain_loop<kShared>(s, rows, pos, end, last);
-        if (measure_staleness_) s.staleness_clock.skip(plain);
+                                      : s.staleness_probe.publishes()
+                                          ? plain_loop<kPublishing>(s, rows, pos, end, last)
+                                          : plain_loop<kShared>(s, rows, pos, end, last);
+        if (s.staleness_probe.on()) s.staleness_probe.skip(plain);
         if (coherence_clock_runs) s.coherence_clock.skip(updates);
       }
       pos += static_cast<std::size_t>(plain);
@@ -379,7 +376,7 @@ class Engine {
   void replica_step(WorkerState& s, std::uint32_t r, std::size_t pos, std::size_t len) {
     ++s.stats.samples;
     ++s.step;
-    const bool measured = s.staleness_clock.tick();
+    const bool measured = s.staleness_probe.tick();
     float* w = s.replica.data();
     const auto row = data_.row(r);
     const float m = margin<Private>(w, row);
@@ -413,10 +410,7 @@ class Engine {
     for (std::size_t j = 0; j < dim; ++j) s.replica[j] = s.replica_base[j] = P::load(shared[j]);
     s.replica_fresh = true;
     s.since_merge = 0;
-    if (measure_staleness_) {
-      s.others_at_refresh = others(s.id);
-      s.refresh_ns = now_ns();
-    }
+    if (s.staleness_probe.on()) s.refresh = s.staleness_probe.read();
   }
 
   // The merge's pass, a cache line at a time: lines the replica changed go through the
@@ -428,7 +422,7 @@ class Engine {
     std::size_t whole = 0;              // lines done four floats at a time (racy, x86-64)
 #ifdef HOGWILD_X86_RELAXED_VECTORS
     if constexpr (std::is_same_v<P, RacyPolicy>) {
-      if (counters_.size() <= kVectorMergeMaxWorkers) {
+      if (workers_ <= kVectorMergeMaxWorkers) {
         whole = dim / kBlock * kBlock;
         merge_lines_x86(replica, base, whole);
       }
@@ -516,20 +510,10 @@ class Engine {
     float* base = s.replica_base.data();
     merge_blocks(replica, base, dim);
     s.stats.applied += s.unmerged;
-    if (publish_) {
-      counters_[static_cast<std::size_t>(s.id)].value.store(s.stats.applied,
-                                                            std::memory_order_relaxed);
-    }
-    if (measure_staleness_) {
-      const std::uint64_t others_now = others(s.id);
-      const std::int64_t now = now_ns();
-      s.stats.staleness.updates.record(others_now - s.others_at_refresh, s.unmerged_measured);
-      s.stats.staleness.nanos.record(
-          static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - s.refresh_ns)),
-          s.unmerged_measured);
+    s.staleness_probe.publish(s.stats.applied);
+    if (s.staleness_probe.on()) {
       // The pass also re-read the shared store: the replica's next updates are read now.
-      s.others_at_refresh = others_now;
-      s.refresh_ns = now;
+      s.refresh = s.staleness_probe.record(s.refresh, s.stats.staleness, s.unmerged_measured);
     }
     s.unmerged = 0;
     s.unmerged_measured = 0;
@@ -549,7 +533,7 @@ class Engine {
     constexpr bool kReplica = kTarget == kOnReplica;
     float* w = kReplica ? s.replica.data() : store_.data();
     const std::uint64_t applied_before = s.stats.applied;
-    [[maybe_unused]] auto& published = counters_[static_cast<std::size_t>(s.id)].value;
+    [[maybe_unused]] auto& published = s.staleness_probe.counter();
     std::uint64_t updates = 0;
     for (std::size_t pos = first; pos < last; ++pos) {
       const std::uint32_t r = rows[pos];
@@ -600,13 +584,9 @@ class Engine {
                                                  std::size_t len) {
     const auto row = data_.row(r);
     const float* w = store_.data();
-    const bool measured = s.staleness_clock.tick();
-    std::uint64_t others_at_read = 0;
-    std::int64_t read_ns = 0;
-    if (measured) {
-      others_at_read = others(s.id);
-      read_ns = now_ns();
-    }
+    const bool measured = s.staleness_probe.tick();
+    detail::StalenessProbe::Reading at_read;
+    if (measured) at_read = s.staleness_probe.read();
     const float m = margin<P>(w, row);
     const float g = Loss::derivative(m, y_[r]);
     bool has_update = true;
@@ -617,11 +597,11 @@ class Engine {
       if (coherence_) track_coherence(s, r, coef, pos, len);
       if (!delayed_) {
         apply(s, r, coef);
-        if (measured) record(s, others_at_read, read_ns);
+        if (measured) s.staleness_probe.record(at_read, s.stats.staleness);
       } else {
         const std::uint32_t d = s.delays.next();
         ++s.stats.injected[d];
-        s.pending.push(s.step + d, Pending{others_at_read, read_ns, r, coef, 0, measured});
+        s.pending.push(s.step + d, Pending{at_read, r, coef, 0, measured});
       }
     }
     if (delayed_) release_due(s);
@@ -641,11 +621,8 @@ class Engine {
     }
     if (s.batch_samples == 0) {
       if (timed_ && s.window_start_ns == 0) s.window_start_ns = slow_ ? sample_start : now_ns();
-      s.batch_measured = s.staleness_clock.tick();
-      if (s.batch_measured) {
-        s.batch_others_at_read = others(s.id);
-        s.batch_read_ns = now_ns();
-      }
+      s.batch_measured = s.staleness_probe.tick();
+      if (s.batch_measured) s.batch_read = s.staleness_probe.read();
     }
     const auto row = data_.row(r);
     const float* w = store_.data();
@@ -701,13 +678,13 @@ class Engine {
       if (!delayed_) {
         for (const auto& [row, g] : s.batch) apply_row(row, scale * g);
         count_applied(s);
-        if (s.batch_measured) record(s, s.batch_others_at_read, s.batch_read_ns);
+        if (s.batch_measured) s.staleness_probe.record(s.batch_read, s.stats.staleness);
       } else {
         const std::uint32_t d = s.delays.next();
         ++s.stats.injected[d];
         const std::uint32_t slot = s.pending.push(
-            s.step + d, Pending{s.batch_others_at_read, s.batch_read_ns, 0, 0.0f,
-                                static_cast<std::uint32_t>(s.batch.size()), s.batch_measured});
+            s.step + d, Pending{s.batch_read, 0, 0.0f, static_cast<std::uint32_t>(s.batch.size()),
+                                s.batch_measured});
         RowCoef* payload = s.pool.data() + std::size_t{slot} * capacity_;
         for (std::size_t i = 0; i < s.batch.size(); ++i)
           payload[i] = {s.batch[i].first, scale * s.batch[i].second};
@@ -783,14 +760,6 @@ class Engine {
     lines(data_.values.data() + begin, data_.values.data() + end);
   }
 
-  std::uint64_t others(int self) const {
-    std::uint64_t sum = 0;
-    for (std::size_t v = 0; v < counters_.size(); ++v) {
-      if (static_cast<int>(v) != self) sum += counters_[v].value.load(std::memory_order_relaxed);
-    }
-    return sum;
-  }
-
   [[gnu::always_inline]] inline void apply(WorkerState& s, std::uint32_t r, float coef) {
     apply_row(r, coef);
     count_applied(s);
@@ -798,10 +767,7 @@ class Engine {
 
   [[gnu::always_inline]] inline void count_applied(WorkerState& s) {
     ++s.stats.applied;
-    if (publish_) {
-      counters_[static_cast<std::size_t>(s.id)].value.store(s.stats.applied,
-                                                            std::memory_order_relaxed);
-    }
+    s.staleness_probe.publish(s.stats.applied);
   }
 
   [[gnu::always_inline]] inline void apply_row(std::uint32_t r, float coef) {
@@ -814,12 +780,6 @@ class Engine {
       if constexpr (kRegularised) v *= shrink[indices[k]];
       return v;
     });
-  }
-
-  void record(WorkerState& s, std::uint64_t others_at_read, std::int64_t read_ns) {
-    s.stats.staleness.updates.record(others(s.id) - others_at_read);
-    s.stats.staleness.nanos.record(
-        static_cast<std::uint64_t>(std::max<std::int64_t>(0, now_ns() - read_ns)));
   }
 
   // Applies the updates due at the worker's current step.
@@ -836,7 +796,7 @@ class Engine {
       for (std::uint32_t i = 0; i < u.count; ++i) apply_row(payload[i].first, payload[i].second);
       count_applied(s);
     }
-    if (u.measured) record(s, u.others_at_read, u.read_ns);
+    if (u.measured) s.staleness_probe.record(u.read, s.stats.staleness);
   }
 
   // Coherence: a sampled update is kept as (row, coef) and compared with the worker's update
@@ -867,10 +827,8 @@ class Engine {
   const float* y_;
   const float* shrink_;
   float eta_ = 0;
-  std::span<AppliedCounter> counters_;
+  std::size_t workers_;
   bool delayed_;
-  bool measure_staleness_;
-  bool publish_;
   bool coherence_;
   std::uint64_t lag_;
   std::size_t window_base_ = 0;
@@ -895,7 +853,6 @@ struct LinearRun {
   std::vector<float> reg_scale;  // n / count[j], when l2 > 0
   std::vector<float> shrink;     // the epoch's 1 / (1 + eta l2 n / count[j])
   std::vector<WorkerState>& states;
-  std::span<AppliedCounter> counters;
   tbb::task_arena& arena;
 };
 
@@ -907,8 +864,7 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
  public:
   explicit LinearKernel(LinearRun& run)
       : run_(run),
-        engine_(run.store, run.train_data, run.y_train.data(), run.shrink.data(), run.counters,
-                run.config) {}
+        engine_(run.store, run.train_data, run.y_train.data(), run.shrink.data(), run.config) {}
 
   void begin_epoch(int epoch) override {
     eta_ = step_of(epoch, false);
@@ -1053,11 +1009,11 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
   const int workers = config.workers();
   std::vector<WorkerState> states;
   states.reserve(static_cast<std::size_t>(workers));
-  for (int w = 0; w < workers; ++w) states.emplace_back(w, config, config.seed);
   std::vector<AppliedCounter> counters(static_cast<std::size_t>(workers));
+  for (int w = 0; w < workers; ++w) states.emplace_back(w, config, config.seed, counters);
   tbb::task_arena arena(report.config.threads);
-  LinearRun run{config, store,  train_data, test_data, std::move(y_train), std::move(y_test), {},
-                {},     states, counters,   arena};
+  LinearRun run{config, store, train_data, test_data, std::move(y_train), std::move(y_test),
+                {},     {},    states,     arena};
   if (config.l2 > 0) {
     const auto counts = feature_counts(train_data);
     run.reg_scale.assign(dim, 0.0f);

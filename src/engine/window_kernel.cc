@@ -18,6 +18,7 @@
 #include "engine/minibatch.h"
 #include "engine/rng.h"
 #include "engine/sampling.h"
+#include "engine/staleness_probe.h"
 #include "engine/worker_stats.h"
 #include "engine/workers.h"
 #include "hogwild/detail/policies.h"
@@ -178,8 +179,7 @@ struct WorkerState {
   double t = 0;                  // its step count for the optimiser
   std::size_t coherence_window = 0;
   bool measured = false;  // its staleness is measured
-  std::uint64_t others_at_read = 0;
-  std::int64_t read_ns = 0;
+  detail::StalenessProbe::Reading read;
   std::int64_t window_start_ns = 0;
   std::int64_t elapsed_ns = 0;  // time windows: time in the open window at the last clock read
   double ns_per_sample = 0;     // time windows: the previous window's time per sample
@@ -195,8 +195,7 @@ struct WorkerState {
   // Delay layer: pending updates, their payloads in slots (one per delay-line slot,
   // each allocated the first time that many are pending at once and reused after).
   struct Pending {
-    std::uint64_t others_at_read;
-    std::int64_t read_ns;
+    detail::StalenessProbe::Reading read;
     double t;
     float eta;
     std::uint32_t count;  // coordinates (sparse) or parameters (dense, idx unused)
@@ -209,7 +208,7 @@ struct WorkerState {
   std::vector<std::vector<float>> slot_grad;
   std::uint64_t step = 0;
   // Measurement.
-  std::optional<detail::SampleClock> staleness_clock;
+  detail::StalenessProbe staleness_probe;
   std::optional<detail::SampleClock> coherence_clock;
   std::vector<std::pair<std::uint32_t, float>> saved;  // a sampled gradient, sorted by index
   std::uint64_t saved_due = 0;  // the update whose gradient it is compared with
@@ -260,45 +259,29 @@ Evaluated evaluate_model(const Model& model, const float* w, bool test, tbb::tas
 template <class P>
 void apply_update(const ModelConfig& config, ParamStore& store, detail::OptimizerState& state,
                   WorkerState& ws, std::span<const std::uint32_t> idx, std::span<const float> g,
-                  float eta, double t, std::span<detail::AppliedCounter> counters, int worker) {
+                  float eta, double t) {
   detail::apply_step<P>(config.optimizer, store, state, {idx, g}, eta, t, ws.scratch);
   ++ws.stats.applied;
-  if (config.staleness_sample > 0) {
-    counters[static_cast<std::size_t>(worker)].value.store(ws.stats.applied,
-                                                           std::memory_order_relaxed);
-  }
-}
-
-std::uint64_t others_applied(std::span<detail::AppliedCounter> counters, int self) {
-  std::uint64_t sum = 0;
-  for (std::size_t v = 0; v < counters.size(); ++v) {
-    if (static_cast<int>(v) != self) sum += counters[v].value.load(std::memory_order_relaxed);
-  }
-  return sum;
+  ws.staleness_probe.publish(ws.stats.applied);
 }
 
 template <class P>
 void apply_pending(const ModelConfig& config, ParamStore& store, detail::OptimizerState& state,
-                   WorkerState& ws, std::span<detail::AppliedCounter> counters, int worker,
-                   const WorkerState::Pending& u, std::uint32_t slot) {
+                   WorkerState& ws, const WorkerState::Pending& u, std::uint32_t slot) {
   const auto& idx = ws.slot_idx[slot];
   const auto& g = ws.slot_grad[slot];
   apply_update<P>(config, store, state, ws,
                   u.dense ? std::span<const std::uint32_t>{} : std::span(idx.data(), u.count),
-                  std::span(g.data(), u.count), u.eta, u.t, counters, worker);
-  if (u.measured) {
-    ws.stats.staleness.updates.record(others_applied(counters, worker) - u.others_at_read);
-    ws.stats.staleness.nanos.record(
-        static_cast<std::uint64_t>(std::max<std::int64_t>(0, detail::now_ns() - u.read_ns)));
-  }
+                  std::span(g.data(), u.count), u.eta, u.t);
+  if (u.measured) ws.staleness_probe.record(u.read, ws.stats.staleness);
 }
 
 // Applies every pending update of the worker, in due order.
 template <class P>
 void flush(const ModelConfig& config, ParamStore& store, detail::OptimizerState& state,
-           WorkerState& ws, std::span<detail::AppliedCounter> counters, int worker) {
+           WorkerState& ws) {
   ws.pending.flush([&](const WorkerState::Pending& u, std::uint32_t slot) {
-    apply_pending<P>(config, store, state, ws, counters, worker, u, slot);
+    apply_pending<P>(config, store, state, ws, u, slot);
   });
 }
 
@@ -317,7 +300,6 @@ struct EpochContext {
   const Model& model;
   ParamStore& store;
   detail::OptimizerState& state;
-  std::span<detail::AppliedCounter> counters;
   std::atomic<bool>& stop;  // a worker diverged
   int epoch;
   int workers;  // real or virtual: the step count of an update interleaves theirs
@@ -354,11 +336,8 @@ void open_window(const EpochContext& c, WorkerState& ws, std::size_t pos, std::s
                              static_cast<std::uint64_t>(worker) + 1);
   ws.coherence_window = static_cast<std::size_t>(c.epoch - 1) * detail::kCoherenceWindowsPerEpoch +
                         b * detail::kCoherenceWindowsPerEpoch / units;
-  ws.measured = ws.staleness_clock->tick();
-  if (ws.measured) {
-    ws.others_at_read = others_applied(c.counters, worker);
-    ws.read_ns = detail::now_ns();
-  }
+  ws.measured = ws.staleness_probe.tick();
+  if (ws.measured) ws.read = ws.staleness_probe.read();
   ++ws.updates;
   if constexpr (P::kConcurrent) {
     if (c.model.row_width() == 0) {
@@ -471,7 +450,7 @@ void compute_chunk(const EpochContext& c, WorkerState& ws, std::span<const std::
 // Turns the open window into one update (the mean or the sum of its samples' gradients) and
 // applies it now or after the injected delay (counted in the worker's own later updates).
 template <class P>
-void close_window(const EpochContext& c, WorkerState& ws, int worker) {
+void close_window(const EpochContext& c, WorkerState& ws) {
   const ModelConfig& config = c.config;
   if (c.timed) {
     ws.elapsed_ns = detail::now_ns() - ws.window_start_ns;
@@ -495,11 +474,9 @@ void close_window(const EpochContext& c, WorkerState& ws, int worker) {
   const double t = ws.t;
   const std::size_t window = ws.coherence_window;
   const bool measured = ws.measured;
-  const std::uint64_t others_at_read = ws.others_at_read;
-  const std::int64_t read_ns = ws.read_ns;
+  const detail::StalenessProbe::Reading read = ws.read;
   ParamStore& store = c.store;
   detail::OptimizerState& state = c.state;
-  const auto counters = c.counters;
   ++ws.stats.computed;
   ws.stats.batch_sizes.record(ws.samples_in);
 
@@ -529,18 +506,13 @@ void close_window(const EpochContext& c, WorkerState& ws, int worker) {
   }
 
   if (!ws.delays) {
-    apply_update<P>(config, store, state, ws, idx, g, eta, t, counters, worker);
-    if (measured) {
-      ws.stats.staleness.updates.record(others_applied(counters, worker) - others_at_read);
-      ws.stats.staleness.nanos.record(
-          static_cast<std::uint64_t>(std::max<std::int64_t>(0, detail::now_ns() - read_ns)));
-    }
+    apply_update<P>(config, store, state, ws, idx, g, eta, t);
+    if (measured) ws.staleness_probe.record(read, ws.stats.staleness);
   } else {
     const std::uint32_t d = ws.delays->next();
     ++ws.stats.injected[d];
-    const std::uint32_t slot =
-        ws.pending.push(ws.step + d, {others_at_read, read_ns, t, eta,
-                                      static_cast<std::uint32_t>(g.size()), idx.empty(), measured});
+    const std::uint32_t slot = ws.pending.push(
+        ws.step + d, {read, t, eta, static_cast<std::uint32_t>(g.size()), idx.empty(), measured});
     auto& slot_g = ws.slot_grad[slot];
     if (slot_g.size() < g.size()) slot_g.resize(ws.grad.size());  // first use of this slot
     std::copy(g.begin(), g.end(), slot_g.begin());
@@ -550,7 +522,7 @@ void close_window(const EpochContext& c, WorkerState& ws, int worker) {
       std::copy(idx.begin(), idx.end(), slot_i.begin());
     }
     ws.pending.release(ws.step, [&](const WorkerState::Pending& u, std::uint32_t due_slot) {
-      apply_pending<P>(config, store, state, ws, counters, worker, u, due_slot);
+      apply_pending<P>(config, store, state, ws, u, due_slot);
     });
   }
   ++ws.step;
@@ -608,24 +580,24 @@ void run_range(const EpochContext& c, WorkerState& ws, const std::uint32_t* rows
       if (ws.buffered < ws.chunk_target) return;  // the range is used up
       compute_chunk<P>(c, ws, std::span(ws.buffer.data(), ws.buffered));
       ws.buffered = 0;
-      if (window_done(c, ws)) close_window<P>(c, ws, worker);
+      if (window_done(c, ws)) close_window<P>(c, ws);
       continue;
     }
     pos += take;
-    if (window_done(c, ws)) close_window<P>(c, ws, worker);
+    if (window_done(c, ws)) close_window<P>(c, ws);
   }
 }
 
 // End of a segment of the epoch (evaluation follows): the partly filled chunk and window
 // become an update, so no sample is lost and no window spans an evaluation.
 template <class P>
-void finish_segment(const EpochContext& c, WorkerState& ws, int worker) {
+void finish_segment(const EpochContext& c, WorkerState& ws) {
   if (c.stop.load(std::memory_order_relaxed)) return;
   if (ws.buffered > 0) {
     compute_chunk<P>(c, ws, std::span(ws.buffer.data(), ws.buffered));
     ws.buffered = 0;
   }
-  if (ws.open) close_window<P>(c, ws, worker);
+  if (ws.open) close_window<P>(c, ws);
 }
 
 // Checks a resumed state against this model and optimiser and copies it in.
@@ -682,11 +654,11 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
                  std::size_t len) override {
     ::hogwild::run_range<P>(context(), state(worker), rows, first, last, len, worker);
   }
-  void part_done(int worker) override { finish_segment<P>(context(), state(worker), worker); }
+  void part_done(int worker) override { finish_segment<P>(context(), state(worker)); }
   void end_segment(int worker, bool epoch_end) override {
     auto& ws = state(worker);
-    finish_segment<P>(context(), ws, worker);
-    if (epoch_end) flush<P>(run_.config, run_.store, run_.state, ws, run_.counters, worker);
+    finish_segment<P>(context(), ws);
+    if (epoch_end) flush<P>(run_.config, run_.store, run_.state, ws);
   }
   bool failed() const override { return stop_.load(std::memory_order_relaxed); }
   detail::EpochResult evaluate(bool with_test) override {
@@ -714,7 +686,7 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   WorkerState& state(int worker) { return *run_.workers[static_cast<std::size_t>(worker)]; }
   EpochContext context() {
     const bool timed = run_.config.schedule.kind == ScheduleSpec::Kind::kTime;
-    return {run_.config,           run_.model, run_.store, run_.state, run_.counters, stop_, epoch_,
+    return {run_.config,           run_.model, run_.store, run_.state, stop_, epoch_,
             run_.config.workers(), timed};
   }
   detail::Evaluated evaluated(bool test) {
@@ -829,8 +801,9 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
       ws->slot_idx.resize(ws->pending.capacity());
       ws->slot_grad.resize(ws->pending.capacity());
     }
-    ws->staleness_clock.emplace(config.staleness_sample,
-                                detail::derive_seed(config.seed, 0x57a1e000u + stream));
+    ws->staleness_probe = detail::StalenessProbe(
+        config.staleness_sample, detail::derive_seed(config.seed, 0x57a1e000u + stream),
+        run.counters, worker);
     if (config.coherence_sample > 0) {
       ws->coherence_clock.emplace(config.coherence_sample,
                                   detail::derive_seed(config.seed, 0xc0e40000u + stream));
