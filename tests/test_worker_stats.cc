@@ -1,8 +1,10 @@
-// Measurement: the staleness probe, the per-worker record and the report's sums of it.
+// Measurement: the staleness and coherence probes, the per-worker record and the report's sums of
+// it.
 #include <doctest/doctest.h>
 
 #include <vector>
 
+#include "engine/coherence_probe.h"
 #include "engine/staleness_probe.h"
 #include "engine/worker_stats.h"
 #include "hogwild/trainer.h"
@@ -81,4 +83,40 @@ TEST_CASE("the staleness probe counts the updates others applied between a read 
   hogwild::detail::StalenessProbe off(0.0, 7, counters, 0);
   CHECK_FALSE(off.on());
   CHECK_FALSE(off.tick());
+}
+
+TEST_CASE("the coherence probe keeps a gradient and compares it lag updates later") {
+  using Step = hogwild::detail::CoherenceProbe::Step;
+  hogwild::detail::CoherenceProbe probe(1.0, 3, 2);  // every gradient sampled, lag 2
+  CHECK(probe.at(1) == Step::kSave);
+  CHECK(probe.quiet_after(1) == 1);  // update 2 is quiet, update 3 compares
+  CHECK(probe.at(2) == Step::kNone);
+  CHECK(probe.at(3) == Step::kCompare);
+  CHECK(probe.at(4) == Step::kSave);  // the clock runs again once the comparison is done
+
+  // At a rate of 1/4, skipping the quiet updates picks what stepping one by one picks.
+  hogwild::detail::CoherenceProbe stepped(0.25, 9, 3);
+  hogwild::detail::CoherenceProbe skipping(0.25, 9, 3);
+  std::vector<std::uint64_t> by_step, by_skip;
+  for (std::uint64_t u = 1; u <= 2000; ++u) {
+    if (stepped.at(u) != Step::kNone) by_step.push_back(u);
+  }
+  for (std::uint64_t u = 1; u <= 2000;) {
+    const std::uint64_t quiet = std::min<std::uint64_t>(skipping.quiet_after(u - 1), 2001 - u);
+    skipping.skip(quiet);
+    u += quiet;
+    if (u > 2000) break;
+    if (skipping.at(u) != Step::kNone) by_skip.push_back(u);
+    ++u;
+  }
+  CHECK(by_step.size() > 200);
+  CHECK(by_skip == by_step);
+
+  WorkerStats stats;
+  stats.size_for(1, 0);
+  hogwild::detail::CoherenceProbe::add(stats, 3, 0.5);
+  hogwild::detail::CoherenceProbe::add(stats, kCoherenceWindowsPerEpoch, 0.5);  // beyond: ignored
+  CHECK(stats.coherence_sum[3] == 0.5);
+  CHECK(stats.coherence_count[3] == 1);
+  CHECK_FALSE(hogwild::detail::CoherenceProbe().on());
 }

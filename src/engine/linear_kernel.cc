@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "engine/aligned_vector.h"
+#include "engine/coherence_probe.h"
 #include "engine/delay_line.h"
 #include "engine/driver.h"
 #include "engine/minibatch.h"
@@ -226,8 +227,8 @@ struct alignas(kCacheLine) WorkerState {
         delays(config.delay, detail::derive_seed(seed_base, 0xde1a0000u + worker)),
         staleness_probe(config.staleness_sample,
                         detail::derive_seed(seed_base, 0x57a1e000u + worker), counters, worker),
-        coherence_clock(config.coherence_sample,
-                        detail::derive_seed(seed_base, 0xc0e40000u + worker)),
+        coherence(config.coherence_sample, detail::derive_seed(seed_base, 0xc0e40000u + worker),
+                  config.coherence_lag),
         pending(config.delay.max_delay()) {
     stats.size_for(config.epochs, config.delay.max_delay());
     if (config.speed.active())
@@ -244,13 +245,11 @@ struct alignas(kCacheLine) WorkerState {
   int id;
   DelaySampler delays;
   detail::StalenessProbe staleness_probe;
-  SampleClock coherence_clock;
+  detail::CoherenceProbe coherence;
   detail::DelayLine<Pending> pending;
   // Coherence: a sampled update's (row, coef), compared with the update `lag` later.
   std::uint32_t saved_row = 0;
   float saved_coef = 0;
-  std::uint64_t saved_due = 0;
-  bool has_saved = false;
   std::vector<RowCoef> batch;  // the open minibatch: (row, g)
   std::uint32_t batch_samples = 0;
   bool batch_measured = false;
@@ -298,7 +297,6 @@ class Engine {
         workers_(static_cast<std::size_t>(config.workers())),
         delayed_(config.delay.kind != DelaySpec::Kind::kNone),
         coherence_(config.coherence_sample > 0),
-        lag_(static_cast<std::uint64_t>(config.coherence_lag)),
         timed_(config.schedule.kind == ScheduleSpec::Kind::kTime),
         batched_(timed_ || config.schedule.batch > 1),
         mean_(config.schedule.mean),
@@ -344,9 +342,7 @@ class Engine {
       std::uint64_t plain = last - pos;
       if (replicated) plain = std::min(plain, merge_every_ - s.since_merge);
       if (s.staleness_probe.on()) plain = std::min(plain, s.staleness_probe.until_next());
-      const bool coherence_clock_runs = coherence_ && !s.has_saved;
-      if (coherence_clock_runs) plain = std::min(plain, s.coherence_clock.until_next());
-      if (coherence_ && s.has_saved) plain = std::min(plain, s.saved_due - s.stats.computed - 1);
+      if (coherence_) plain = std::min(plain, s.coherence.quiet_after(s.stats.computed));
       if (plain == 0) {
         prefetch_ahead(rows, pos, last);  // keeps the stretches' prefetch pipeline going
         if (replicated) {
@@ -362,7 +358,7 @@ class Engine {
                                           ? plain_loop<kPublishing>(s, rows, pos, end, last)
                                           : plain_loop<kShared>(s, rows, pos, end, last);
         if (s.staleness_probe.on()) s.staleness_probe.skip(plain);
-        if (coherence_clock_runs) s.coherence_clock.skip(updates);
+        if (coherence_) s.coherence.skip(updates);
       }
       pos += static_cast<std::size_t>(plain);
       if (replicated) {
@@ -804,22 +800,22 @@ class Engine {
   // update unless sampled.
   void track_coherence(WorkerState& s, std::uint32_t r, float coef, std::size_t pos,
                        std::size_t len) {
-    if (s.has_saved) {
-      if (s.stats.computed != s.saved_due) return;
-      const std::size_t window =
-          window_base_ + pos * kCoherenceWindowsPerEpoch / std::max<std::size_t>(len, 1);
-      if (window < s.stats.coherence_sum.size()) {
-        const double sign = (coef > 0) == (s.saved_coef > 0) ? 1.0 : -1.0;
-        s.stats.coherence_sum[window] += sign * sparse_cosine(data_.row(r), data_.row(s.saved_row));
-        ++s.stats.coherence_count[window];
-      }
-      s.has_saved = false;
-    } else if (s.coherence_clock.tick()) {
-      s.saved_row = r;
-      s.saved_coef = coef;
-      s.saved_due = s.stats.computed + lag_;
-      s.has_saved = true;
+    switch (s.coherence.at(s.stats.computed)) {
+      case detail::CoherenceProbe::Step::kNone:
+        return;
+      case detail::CoherenceProbe::Step::kSave:
+        s.saved_row = r;
+        s.saved_coef = coef;
+        return;
+      case detail::CoherenceProbe::Step::kCompare:
+        break;
     }
+    const std::size_t window =
+        window_base_ + pos * kCoherenceWindowsPerEpoch / std::max<std::size_t>(len, 1);
+    if (window >= s.stats.coherence_sum.size()) return;
+    const double sign = (coef > 0) == (s.saved_coef > 0) ? 1.0 : -1.0;
+    detail::CoherenceProbe::add(s.stats, window,
+                                sign * sparse_cosine(data_.row(r), data_.row(s.saved_row)));
   }
 
   ParamStore& store_;
@@ -830,7 +826,6 @@ class Engine {
   std::size_t workers_;
   bool delayed_;
   bool coherence_;
-  std::uint64_t lag_;
   std::size_t window_base_ = 0;
   bool timed_;
   bool batched_;

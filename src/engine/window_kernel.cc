@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "engine/aligned_vector.h"
+#include "engine/coherence_probe.h"
 #include "engine/delay_line.h"
 #include "engine/driver.h"
 #include "engine/minibatch.h"
@@ -209,10 +210,8 @@ struct WorkerState {
   std::uint64_t step = 0;
   // Measurement.
   detail::StalenessProbe staleness_probe;
-  std::optional<detail::SampleClock> coherence_clock;
+  detail::CoherenceProbe coherence;
   std::vector<std::pair<std::uint32_t, float>> saved;  // a sampled gradient, sorted by index
-  std::uint64_t saved_due = 0;  // the update whose gradient it is compared with
-  bool has_saved = false;
   std::vector<std::pair<std::uint32_t, float>> current;
   detail::WorkerStats stats;
 };
@@ -482,26 +481,17 @@ void close_window(const EpochContext& c, WorkerState& ws) {
 
   // Coherence: a sampled gradient is kept (sorted by coordinate) and compared with the
   // worker's gradient `lag` updates later.
-  if (ws.coherence_clock) {
-    const bool compare = ws.has_saved && ws.saved_due == ws.stats.computed;
-    const bool save = !ws.has_saved && ws.coherence_clock->tick();
-    if (compare || save) {
-      ws.current.clear();
-      for (std::size_t i = 0; i < g.size(); ++i) {
-        ws.current.emplace_back(idx.empty() ? static_cast<std::uint32_t>(i) : idx[i], g[i]);
-      }
-      if (!idx.empty()) std::sort(ws.current.begin(), ws.current.end());
+  if (const auto step = ws.coherence.at(ws.stats.computed);
+      step != detail::CoherenceProbe::Step::kNone) {
+    ws.current.clear();
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      ws.current.emplace_back(idx.empty() ? static_cast<std::uint32_t>(i) : idx[i], g[i]);
     }
-    if (compare) {
-      if (window < ws.stats.coherence_sum.size()) {
-        ws.stats.coherence_sum[window] += cosine(ws.current, ws.saved);
-        ++ws.stats.coherence_count[window];
-      }
-      ws.has_saved = false;
-    } else if (save) {
+    if (!idx.empty()) std::sort(ws.current.begin(), ws.current.end());
+    if (step == detail::CoherenceProbe::Step::kCompare) {
+      detail::CoherenceProbe::add(ws.stats, window, cosine(ws.current, ws.saved));
+    } else {
       std::swap(ws.saved, ws.current);
-      ws.saved_due = ws.stats.computed + static_cast<std::uint64_t>(config.coherence_lag);
-      ws.has_saved = true;
     }
   }
 
@@ -804,10 +794,9 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
     ws->staleness_probe = detail::StalenessProbe(
         config.staleness_sample, detail::derive_seed(config.seed, 0x57a1e000u + stream),
         run.counters, worker);
-    if (config.coherence_sample > 0) {
-      ws->coherence_clock.emplace(config.coherence_sample,
-                                  detail::derive_seed(config.seed, 0xc0e40000u + stream));
-    }
+    ws->coherence = detail::CoherenceProbe(config.coherence_sample,
+                                           detail::derive_seed(config.seed, 0xc0e40000u + stream),
+                                           config.coherence_lag);
     ws->stats.size_for(config.epochs, config.delay.max_delay());
     workers.push_back(std::move(ws));
   }
