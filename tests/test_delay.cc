@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "engine/delay_layer.h"
 #include "engine/delay_line.h"
 #include "engine/rng.h"
 #include "hogwild/delay.h"
@@ -528,4 +529,23 @@ TEST_CASE("model trainer: simulation mode is bit-reproducible and measures coher
   }
   CHECK(ja["delay"]["injected"].size() > 3);
   CHECK(ja["staleness"]["mean"].get<double>() > 7);  // 8 workers, mean delay 4
+}
+
+TEST_CASE("the delay layer applies an update d of its worker's steps after it, counting d") {
+  detail::DelayLayer<int> off;
+  CHECK_FALSE(off.on());
+  const DelaySpec spec = DelaySpec::parse("const:3");  // the layer reads it: it outlives it
+  detail::DelayLayer<int> layer(spec, 5);
+  REQUIRE(layer.on());
+  std::vector<std::uint64_t> injected(4, 0);
+  std::vector<std::pair<int, int>> applied;  // (computed at, applied at)
+  int step = 0;
+  for (; step < 10; ++step) {
+    if (step % 2 == 0) layer.hold(step, injected);  // an update every other step
+    layer.end_step([&](int computed, std::uint32_t) { applied.emplace_back(computed, step); });
+  }
+  layer.flush([&](int computed, std::uint32_t) { applied.emplace_back(computed, step); });
+  CHECK(injected == std::vector<std::uint64_t>{0, 0, 0, 5});
+  const std::vector<std::pair<int, int>> expected = {{0, 3}, {2, 5}, {4, 7}, {6, 9}, {8, 10}};
+  CHECK(applied == expected);  // the last one by the flush after step 9
 }

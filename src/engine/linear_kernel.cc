@@ -16,7 +16,7 @@
 
 #include "engine/aligned_vector.h"
 #include "engine/coherence_probe.h"
-#include "engine/delay_line.h"
+#include "engine/delay_layer.h"
 #include "engine/driver.h"
 #include "engine/minibatch.h"
 #include "engine/rng.h"
@@ -224,12 +224,11 @@ struct alignas(kCacheLine) WorkerState {
   WorkerState(int worker, const TrainConfig& config, std::uint64_t seed_base,
               std::span<AppliedCounter> counters)
       : id(worker),
-        delays(config.delay, detail::derive_seed(seed_base, 0xde1a0000u + worker)),
         staleness_probe(config.staleness_sample,
                         detail::derive_seed(seed_base, 0x57a1e000u + worker), counters, worker),
         coherence(config.coherence_sample, detail::derive_seed(seed_base, 0xc0e40000u + worker),
                   config.coherence_lag),
-        pending(config.delay.max_delay()) {
+        delay(config.delay, detail::derive_seed(seed_base, 0xde1a0000u + worker)) {
     stats.size_for(config.epochs, config.delay.max_delay());
     if (config.speed.active())
       speed.emplace(config.speed, worker, detail::derive_seed(seed_base, 0x5bee0000u + worker));
@@ -239,14 +238,13 @@ struct alignas(kCacheLine) WorkerState {
       const std::size_t capacity = config.schedule.capacity();
       batch.reserve(capacity);
       // One payload per delay-line slot: the pending batches' whole storage.
-      if (config.delay.kind != DelaySpec::Kind::kNone) pool.resize(pending.capacity() * capacity);
+      if (delay.on()) pool.resize(delay.capacity() * capacity);
     }
   }
   int id;
-  DelaySampler delays;
   detail::StalenessProbe staleness_probe;
   detail::CoherenceProbe coherence;
-  detail::DelayLine<Pending> pending;
+  detail::DelayLayer<Pending> delay;
   // Coherence: a sampled update's (row, coef), compared with the update `lag` later.
   std::uint32_t saved_row = 0;
   float saved_coef = 0;
@@ -268,7 +266,6 @@ struct alignas(kCacheLine) WorkerState {
   std::uint64_t unmerged = 0;               // updates in the replica, not yet in the shared store
   std::uint64_t unmerged_measured = 0;      // of which sampled for staleness
   detail::StalenessProbe::Reading refresh;  // when the replica was read
-  std::uint64_t step = 0;
   detail::WorkerStats stats;
 };
 
@@ -371,7 +368,6 @@ class Engine {
   // One sample on the replica with the sampling clocks ticked: staleness and coherence.
   void replica_step(WorkerState& s, std::uint32_t r, std::size_t pos, std::size_t len) {
     ++s.stats.samples;
-    ++s.step;
     const bool measured = s.staleness_probe.tick();
     float* w = s.replica.data();
     const auto row = data_.row(r);
@@ -553,7 +549,6 @@ class Engine {
     s.stats.samples += last - first;
     s.stats.computed += updates;
     (kReplica ? s.unmerged : s.stats.applied) += updates;
-    s.step += last - first;
     return updates;
   }
 
@@ -595,13 +590,10 @@ class Engine {
         apply(s, r, coef);
         if (measured) s.staleness_probe.record(at_read, s.stats.staleness);
       } else {
-        const std::uint32_t d = s.delays.next();
-        ++s.stats.injected[d];
-        s.pending.push(s.step + d, Pending{at_read, r, coef, 0, measured});
+        s.delay.hold(Pending{at_read, r, coef, 0, measured}, s.stats.injected);
       }
     }
     if (delayed_) release_due(s);
-    ++s.step;
   }
 
   // One sample of a minibatch: its gradient is taken at the parameters as they are now (the
@@ -676,11 +668,10 @@ class Engine {
         count_applied(s);
         if (s.batch_measured) s.staleness_probe.record(s.batch_read, s.stats.staleness);
       } else {
-        const std::uint32_t d = s.delays.next();
-        ++s.stats.injected[d];
-        const std::uint32_t slot = s.pending.push(
-            s.step + d, Pending{s.batch_read, 0, 0.0f, static_cast<std::uint32_t>(s.batch.size()),
-                                s.batch_measured});
+        const std::uint32_t slot =
+            s.delay.hold(Pending{s.batch_read, 0, 0.0f, static_cast<std::uint32_t>(s.batch.size()),
+                                 s.batch_measured},
+                         s.stats.injected);
         RowCoef* payload = s.pool.data() + std::size_t{slot} * capacity_;
         for (std::size_t i = 0; i < s.batch.size(); ++i)
           payload[i] = {s.batch[i].first, scale * s.batch[i].second};
@@ -689,12 +680,11 @@ class Engine {
     s.batch.clear();
     s.batch_samples = 0;
     if (delayed_) release_due(s);
-    ++s.step;
   }
 
   // Applies every pending update of the worker, in due order.
   void flush(WorkerState& s) {
-    s.pending.flush([&](const Pending& u, std::uint32_t slot) { apply_pending(s, u, slot); });
+    s.delay.flush([&](const Pending& u, std::uint32_t slot) { apply_pending(s, u, slot); });
   }
 
  private:
@@ -778,10 +768,9 @@ class Engine {
     });
   }
 
-  // Applies the updates due at the worker's current step.
+  // Ends the worker's step: applies the updates due at it.
   void release_due(WorkerState& s) {
-    s.pending.release(s.step,
-                      [&](const Pending& u, std::uint32_t slot) { apply_pending(s, u, slot); });
+    s.delay.end_step([&](const Pending& u, std::uint32_t slot) { apply_pending(s, u, slot); });
   }
 
   void apply_pending(WorkerState& s, const Pending& u, std::uint32_t slot) {

@@ -14,7 +14,7 @@
 
 #include "engine/aligned_vector.h"
 #include "engine/coherence_probe.h"
-#include "engine/delay_line.h"
+#include "engine/delay_layer.h"
 #include "engine/driver.h"
 #include "engine/minibatch.h"
 #include "engine/rng.h"
@@ -203,11 +203,9 @@ struct WorkerState {
     bool dense;
     bool measured;
   };
-  std::optional<DelaySampler> delays;
-  detail::DelayLine<Pending> pending;
+  detail::DelayLayer<Pending> delay;
   std::vector<std::vector<std::uint32_t>> slot_idx;  // per delay-line slot
   std::vector<std::vector<float>> slot_grad;
-  std::uint64_t step = 0;
   // Measurement.
   detail::StalenessProbe staleness_probe;
   detail::CoherenceProbe coherence;
@@ -279,7 +277,7 @@ void apply_pending(const ModelConfig& config, ParamStore& store, detail::Optimiz
 template <class P>
 void flush(const ModelConfig& config, ParamStore& store, detail::OptimizerState& state,
            WorkerState& ws) {
-  ws.pending.flush([&](const WorkerState::Pending& u, std::uint32_t slot) {
+  ws.delay.flush([&](const WorkerState::Pending& u, std::uint32_t slot) {
     apply_pending<P>(config, store, state, ws, u, slot);
   });
 }
@@ -495,14 +493,13 @@ void close_window(const EpochContext& c, WorkerState& ws) {
     }
   }
 
-  if (!ws.delays) {
+  if (!ws.delay.on()) {
     apply_update<P>(config, store, state, ws, idx, g, eta, t);
     if (measured) ws.staleness_probe.record(read, ws.stats.staleness);
   } else {
-    const std::uint32_t d = ws.delays->next();
-    ++ws.stats.injected[d];
-    const std::uint32_t slot = ws.pending.push(
-        ws.step + d, {read, t, eta, static_cast<std::uint32_t>(g.size()), idx.empty(), measured});
+    const std::uint32_t slot =
+        ws.delay.hold({read, t, eta, static_cast<std::uint32_t>(g.size()), idx.empty(), measured},
+                      ws.stats.injected);
     auto& slot_g = ws.slot_grad[slot];
     if (slot_g.size() < g.size()) slot_g.resize(ws.grad.size());  // first use of this slot
     std::copy(g.begin(), g.end(), slot_g.begin());
@@ -511,11 +508,10 @@ void close_window(const EpochContext& c, WorkerState& ws) {
       if (slot_i.size() < idx.size()) slot_i.resize(ws.idx.size());
       std::copy(idx.begin(), idx.end(), slot_i.begin());
     }
-    ws.pending.release(ws.step, [&](const WorkerState::Pending& u, std::uint32_t due_slot) {
+    ws.delay.end_step([&](const WorkerState::Pending& u, std::uint32_t due_slot) {
       apply_pending<P>(config, store, state, ws, u, due_slot);
     });
   }
-  ++ws.step;
   if (width > 0) {
     for (std::size_t s = 0; s < ws.rows_in; ++s) ws.slot[ws.unique[s]] = -1;
   }
@@ -786,10 +782,10 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
                         detail::derive_seed(config.seed, 0x5bee0000u + stream));
     }
     if (config.delay.kind != DelaySpec::Kind::kNone) {
-      ws->delays.emplace(config.delay, detail::derive_seed(config.seed, 0xde1a0000u + stream));
-      ws->pending = detail::DelayLine<WorkerState::Pending>(config.delay.max_delay());
-      ws->slot_idx.resize(ws->pending.capacity());
-      ws->slot_grad.resize(ws->pending.capacity());
+      ws->delay = detail::DelayLayer<WorkerState::Pending>(
+          config.delay, detail::derive_seed(config.seed, 0xde1a0000u + stream));
+      ws->slot_idx.resize(ws->delay.capacity());
+      ws->slot_grad.resize(ws->delay.capacity());
     }
     ws->staleness_probe = detail::StalenessProbe(
         config.staleness_sample, detail::derive_seed(config.seed, 0x57a1e000u + stream),

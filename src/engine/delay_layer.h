@@ -1,0 +1,58 @@
+#pragma once
+
+// The delay layer of one worker: injected delays drawn, held and released.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "engine/delay_line.h"
+#include "hogwild/delay.h"
+
+namespace hogwild::detail {
+
+/// One worker's delay layer (--delay): each update computed at the worker's step t draws a
+/// delay d and is applied at its step t + d, after that step's own computation; updates due at
+/// the same step are applied in the order computed. Steps count the worker's updates (or
+/// samples, for single-sample updates), the same clock whether or not it computed an update.
+template <class Entry>
+class DelayLayer {
+ public:
+  /// Off: nothing is held back.
+  DelayLayer() = default;
+  /// Delays from `spec` (which must outlive the layer: its sampler reads it), drawn from
+  /// `seed`.
+  DelayLayer(const DelaySpec& spec, std::uint64_t seed) : line_(spec.max_delay()) {
+    if (spec.kind != DelaySpec::Kind::kNone) sampler_.emplace(spec, seed);
+  }
+
+  /// Delays are injected.
+  bool on() const { return sampler_.has_value(); }
+  /// Slots there are: a caller's payload storage indexed by slot needs this many.
+  std::size_t capacity() const { return line_.capacity(); }
+  /// Holds back `entry`, computed at the current step, for a delay it draws and counts in
+  /// `injected`; returns its slot, valid until it is released.
+  std::uint32_t hold(const Entry& entry, std::vector<std::uint64_t>& injected) {
+    const std::uint32_t d = sampler_->next();
+    ++injected[d];
+    return line_.push(step_ + d, entry);
+  }
+  /// Ends the current step: applies, by apply(entry, slot), what is due at it.
+  template <class Apply>
+  void end_step(Apply&& apply) {
+    line_.release(step_, apply);
+    ++step_;
+  }
+  /// Applies every held update, in due order (the end of an epoch).
+  template <class Apply>
+  void flush(Apply&& apply) {
+    line_.flush(apply);
+  }
+
+ private:
+  std::optional<DelaySampler> sampler_;
+  DelayLine<Entry> line_;
+  std::uint64_t step_ = 0;
+};
+
+}  // namespace hogwild::detail
