@@ -170,7 +170,10 @@ std::string serialize_checkpoint(const Checkpoint& c) {
   return out;
 }
 
-Checkpoint parse_checkpoint(std::string_view bytes, std::string_view name) {
+namespace {
+
+// The magic, the version, the length and the checksum; throws InputError naming what is wrong.
+void check_header(std::string_view bytes, std::string_view name) {
   if (bytes.substr(0, kMagic.size()) != kMagic) {
     std::string shown;
     for (std::size_t i = 0; i < std::min<std::size_t>(8, bytes.size()); ++i) {
@@ -201,11 +204,10 @@ Checkpoint parse_checkpoint(std::string_view bytes, std::string_view name) {
         "{}: expected CRC-32 {:08x} (as recorded), found {:08x}: the checkpoint is corrupt", name,
         crc, actual));
   }
+}
 
-  Reader in(bytes.substr(kHeader), name);
-  const auto meta_size = in.get<std::uint32_t>("the metadata length");
-  const auto meta_text = in.take(meta_size, "the metadata");
-  Checkpoint c;
+// The metadata's fields into `c`.
+void parse_metadata(std::string_view meta_text, std::string_view name, Checkpoint& c) {
   try {
     const auto meta = nlohmann::ordered_json::parse(meta_text);
     c.model = meta.at("model").get<std::string>();
@@ -235,6 +237,19 @@ Checkpoint parse_checkpoint(std::string_view bytes, std::string_view name) {
     throw InputError(fmt::format("{}: expected checkpoint metadata with a config object, found {}",
                                  name, e.what()));
   }
+}
+
+// A consistent model, so that predicting or resuming with it cannot read out of bounds.
+void check_consistent(const Checkpoint& c, std::string_view name);
+
+}  // namespace
+
+Checkpoint parse_checkpoint(std::string_view bytes, std::string_view name) {
+  check_header(bytes, name);
+  Reader in(bytes.substr(kHeader), name);
+  const auto meta_size = in.get<std::uint32_t>("the metadata length");
+  Checkpoint c;
+  parse_metadata(in.take(meta_size, "the metadata"), name, c);
   const auto arrays = in.get<std::uint32_t>("the array count");
   if (arrays < 1 || arrays > kMaxArrays) {
     throw InputError(
@@ -248,8 +263,13 @@ Checkpoint parse_checkpoint(std::string_view bytes, std::string_view name) {
     throw InputError(fmt::format("{}: expected the end of the checkpoint, found {} more bytes",
                                  name, in.left()));
   }
+  check_consistent(c, name);
+  return c;
+}
 
-  // A consistent model, so that predicting or resuming with it cannot read out of bounds.
+namespace {
+
+void check_consistent(const Checkpoint& c, std::string_view name) {
   const std::size_t params = checkpoint_parameters(c);
   if (params == 0) {
     throw InputError(fmt::format(
@@ -299,8 +319,9 @@ Checkpoint parse_checkpoint(std::string_view bytes, std::string_view name) {
   if (!std::isfinite(c.mean) || !std::isfinite(c.initial_loss) || !std::isfinite(c.elapsed)) {
     throw InputError(fmt::format("{}: expected finite mean, initial loss and elapsed time", name));
   }
-  return c;
 }
+
+}  // namespace
 
 void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint) {
   const std::string bytes = serialize_checkpoint(checkpoint);
