@@ -3,7 +3,6 @@
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -13,7 +12,7 @@
 #include <string>
 
 #include "cli_support.h"
-#include "engine/rng.h"
+#include "idx_support.h"
 
 namespace fs = std::filesystem;
 using Result = hogwild::test::CliResult;
@@ -25,33 +24,9 @@ namespace {
 
 std::string path(const std::string& name) { return (work_dir() / name).string(); }
 
-// Writes gzip IDX images (n x 4 x 4: class c lights up row c) and their labels, standard names.
+// Gzip IDX images and labels under the standard names, in the scratch directory.
 void write_idx(const std::string& prefix, std::size_t n, std::uint64_t seed) {
-  std::string images{'\0', '\0', '\x08', '\x03'};
-  std::string labels{'\0', '\0', '\x08', '\x01'};
-  auto size = [](std::string& s, std::uint32_t v) {
-    for (int b = 3; b >= 0; --b) s.push_back(static_cast<char>((v >> (8 * b)) & 0xff));
-  };
-  size(images, static_cast<std::uint32_t>(n));
-  size(images, 4);
-  size(images, 4);
-  size(labels, static_cast<std::uint32_t>(n));
-  hogwild::detail::Rng rng(seed);
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto c = static_cast<int>(rng.below(4));
-    labels.push_back(static_cast<char>(c));
-    for (int p = 0; p < 16; ++p) {
-      const double v = (p / 4 == c ? 180 : 0) + 60 * rng.uniform();
-      images.push_back(static_cast<char>(static_cast<unsigned char>(v)));
-    }
-  }
-  for (const auto& [name, bytes] : {std::pair{prefix + "-images-idx3-ubyte.gz", images},
-                                    std::pair{prefix + "-labels-idx1-ubyte.gz", labels}}) {
-    gzFile f = gzopen(path(name).c_str(), "wb");
-    REQUIRE(f != nullptr);
-    gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
-    gzclose(f);
-  }
+  hogwild::test::write_idx(work_dir(), prefix, n, seed);
 }
 
 }  // namespace
