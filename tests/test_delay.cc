@@ -58,15 +58,8 @@ std::pair<double, int> chi_square(const std::vector<std::uint64_t>& observed,
 }
 
 SparseProblem problem(std::size_t rows, std::size_t features = 400) {
-  SparseGeneratorConfig c;
-  c.rows = rows;
-  c.features = features;
-  c.nnz_per_row = 12;
-  c.seed = 5;
-  return generate_sparse(c);
+  return test::sparse_problem(rows, features, 12, 5);
 }
-
-// Removes the keys that hold wall-clock measurements.
 
 std::string fmt_const(std::uint32_t s) { return "const:" + std::to_string(s); }
 
@@ -419,14 +412,7 @@ TEST_CASE("the delay line holds cap + 1 updates at once and refuses a due step o
 
 namespace {
 
-SparseProblem softmax_problem(std::size_t rows) {
-  SparseGeneratorConfig c;
-  c.rows = rows;
-  c.features = 300;
-  c.nnz_per_row = 10;
-  c.seed = 4;
-  return generate_sparse(c);
-}
+SparseProblem softmax_problem(std::size_t rows) { return test::sparse_problem(rows, 300, 10, 4); }
 
 }  // namespace
 

@@ -15,12 +15,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "cli_support.h"
 #include "idx_support.h"
+#include "test_support.h"
 
 namespace fs = std::filesystem;
 using hogwild::test::run;
@@ -56,29 +56,23 @@ void make_data() {
   (void)made;
 }
 
-// Keys whose values are measured times: everything else in a deterministic report is fixed.
-const std::set<std::string> kTimingKeys = {
-    "seconds", "elapsed", "train_seconds", "samples_per_second", "micros", "window_micros"};
-
-// Drops timing keys at any depth and writes scratch paths relative to the scratch directory.
-void normalise(nlohmann::ordered_json& j) {
-  if (j.is_object()) {
-    for (auto it = j.begin(); it != j.end();) {
-      if (kTimingKeys.count(it.key()) > 0) {
-        it = j.erase(it);
-      } else {
-        normalise(*it);
-        ++it;
-      }
-    }
-  } else if (j.is_array()) {
-    for (auto& e : j) normalise(e);
+// Scratch paths in string values, written relative to the scratch directory.
+void relative_paths(nlohmann::ordered_json& j) {
+  if (j.is_structured()) {
+    for (auto& e : j) relative_paths(e);
   } else if (j.is_string()) {
     const std::string dir = work_dir().string() + "/";
     auto s = j.get<std::string>();
     for (std::size_t at; (at = s.find(dir)) != std::string::npos;) s.replace(at, dir.size(), "");
     j = s;
   }
+}
+
+// The report without its timing keys (test::strip_timings) and with scratch paths written
+// relative to the scratch directory.
+void normalise(nlohmann::ordered_json& j) {
+  hogwild::test::strip_timings(j);
+  relative_paths(j);
 }
 
 struct Case {

@@ -18,18 +18,12 @@
 #include "hogwild/report.h"
 #include "hogwild/schedule.h"
 #include "hogwild/trainer.h"
+#include "test_support.h"
 
 using namespace hogwild;
 
 namespace {
-SparseProblem problem(std::size_t rows) {
-  SparseGeneratorConfig c;
-  c.rows = rows;
-  c.features = 2000;
-  c.nnz_per_row = 30;
-  c.seed = 9;
-  return generate_sparse(c);
-}
+SparseProblem problem(std::size_t rows) { return test::sparse_problem(rows, 2000, 30, 9); }
 }  // namespace
 
 TEST_CASE("schedule and speed-model options parse, and bad ones say what was expected") {
@@ -274,14 +268,7 @@ DenseDataset blobs(std::size_t rows, std::size_t cols, std::size_t classes, std:
   return d;
 }
 
-SparseProblem sparse(std::size_t rows) {
-  SparseGeneratorConfig c;
-  c.rows = rows;
-  c.features = 500;
-  c.nnz_per_row = 12;
-  c.seed = 6;
-  return generate_sparse(c);
-}
+SparseProblem sparse(std::size_t rows) { return test::sparse_problem(rows, 500, 12, 6); }
 
 Ratings ratings(std::size_t users, std::size_t items) {
   RatingsGeneratorConfig c;

@@ -2,22 +2,38 @@
 
 // Helpers shared by the tests.
 
+#include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
+
+#include "hogwild/generator.h"
 
 namespace hogwild::test {
 
 /// Removes the keys that hold wall-clock measurements, so two reports of the same simulated
-/// run compare equal.
-inline void strip_timings(nlohmann::json& j) {
+/// run compare equal (nlohmann::json or ordered_json).
+template <class Json>
+void strip_timings(Json& j) {
   if (j.is_object()) {
     for (const char* key :
-         {"seconds", "elapsed", "train_seconds", "samples_per_second", "micros"}) {
+         {"seconds", "elapsed", "train_seconds", "samples_per_second", "micros", "window_micros"}) {
       j.erase(key);
     }
     for (auto& [key, value] : j.items()) strip_timings(value);
   } else if (j.is_array()) {
     for (auto& value : j) strip_timings(value);
   }
+}
+
+/// Seeded RCV1-like data: `rows` training rows of `nnz` nonzeros over `features` features.
+inline SparseProblem sparse_problem(std::size_t rows, std::size_t features, std::size_t nnz,
+                                    std::uint64_t seed) {
+  SparseGeneratorConfig c;
+  c.rows = rows;
+  c.features = features;
+  c.nnz_per_row = nnz;
+  c.seed = seed;
+  return generate_sparse(c);
 }
 
 }  // namespace hogwild::test
