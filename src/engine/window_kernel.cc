@@ -223,13 +223,10 @@ double cosine(const std::vector<std::pair<std::uint32_t, float>>& a,
       a.size(), [&](std::size_t i) { return a[i]; }, b.size(), [&](std::size_t i) { return b[i]; });
 }
 
-struct Evaluated {
-  double loss = 0;
-  double accuracy = 0;
-  double rmse = 0;
-};
-
-Evaluated evaluate_model(const Model& model, const float* w, bool test, tbb::task_arena& arena) {
+// The model's mean loss, and its accuracy (classifiers) or RMSE (factorisation), on the training
+// or the test data.
+detail::Evaluated evaluate_model(const Model& model, const float* w, bool test,
+                                 tbb::task_arena& arena) {
   const std::size_t n = model.examples(test);
   // Deterministic: the same split and order of sums whatever the threads and their timing, so
   // serial and simulated runs report the same losses to the last bit.
@@ -243,8 +240,14 @@ Evaluated evaluate_model(const Model& model, const float* w, bool test, tbb::tas
         [](EvalSums a, const EvalSums& b) { return a += b; });
   });
   const double count = static_cast<double>(std::max<std::size_t>(1, n));
-  return {sums.loss / count, static_cast<double>(sums.correct) / count,
-          std::sqrt(sums.squared_error / count)};
+  detail::Evaluated e;
+  e.loss = sums.loss / count;
+  if (model.classifier()) {
+    e.accuracy = static_cast<double>(sums.correct) / count;
+  } else {
+    e.rmse = std::sqrt(sums.squared_error / count);
+  }
+  return e;
 }
 
 [[noreturn]] void diverged(int epoch, double loss, double step, std::string_view where) {
@@ -679,15 +682,7 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   }
   detail::Evaluated evaluated(bool test) {
     const float* w = run_.store.data();  // workers have joined: plain reads are safe
-    const Evaluated e = evaluate_model(run_.model, w, test, run_.arena);
-    detail::Evaluated result;
-    result.loss = e.loss;
-    if (run_.model.classifier()) {
-      result.accuracy = e.accuracy;
-    } else {
-      result.rmse = e.rmse;
-    }
-    return result;
+    return evaluate_model(run_.model, w, test, run_.arena);
   }
 
   ModelRun& run_;
