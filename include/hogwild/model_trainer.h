@@ -138,6 +138,8 @@ struct ModelCallbacks {
   /// When set and it becomes true, workers stop within 64 minibatches, the unfinished epoch is
   /// dropped from the records and the report comes back with `interrupted` set.
   const std::atomic<bool>* stop = nullptr;
+  /// Each worker's clock for time windows and the speed model; unset: the steady clock.
+  ClockFactory clock;
 };
 
 /// Trains softmax regression on sparse (LIBSVM) data: labels are any values, mapped to classes

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hogwild/clock.h"
 #include "hogwild/dataset.h"
 #include "hogwild/delay.h"
 #include "hogwild/loss.h"
@@ -166,6 +167,8 @@ struct Callbacks {
   /// a few thousand samples, the unfinished epoch is dropped from the records, and the
   /// trainer returns the report with `interrupted` set. Polled once per chunk of samples.
   const std::atomic<bool>* stop = nullptr;
+  /// Each worker's clock for time windows and the speed model; unset: the steady clock.
+  ClockFactory clock;
 };
 
 /// Trains a sparse linear model with lock-free parallel SGD: one std::jthread per worker,

@@ -22,6 +22,7 @@
 #include "engine/rng.h"
 #include "engine/sampling.h"
 #include "engine/staleness_probe.h"
+#include "engine/window_clock.h"
 #include "engine/worker_stats.h"
 #include "engine/workers.h"
 #include "hogwild/detail/policies.h"
@@ -205,7 +206,6 @@ decltype(auto) dispatch_loss(LossKind loss, Fn&& fn) {
 
 using detail::AppliedCounter;
 using detail::kCoherenceWindowsPerEpoch;
-using detail::now_ns;
 using detail::SampleClock;
 
 struct Pending {
@@ -222,16 +222,17 @@ using RowCoef = std::pair<std::uint32_t, float>;
 // Everything one worker (thread or virtual) owns; aligned so workers never share a line.
 struct alignas(kCacheLine) WorkerState {
   WorkerState(int worker, const TrainConfig& config, std::uint64_t seed_base,
-              std::span<AppliedCounter> counters)
+              std::span<AppliedCounter> counters, const ClockFactory& clocks)
       : id(worker),
         staleness_probe(config.staleness_sample,
                         detail::derive_seed(seed_base, 0x57a1e000u + worker), counters, worker),
         coherence(config.coherence_sample, detail::derive_seed(seed_base, 0xc0e40000u + worker),
                   config.coherence_lag),
-        delay(config.delay, detail::derive_seed(seed_base, 0xde1a0000u + worker)) {
+        delay(config.delay, detail::derive_seed(seed_base, 0xde1a0000u + worker)),
+        clock(config.schedule, config.speed, worker,
+              detail::derive_seed(seed_base, 0x5bee0000u + worker),
+              clocks ? clocks(worker) : nullptr) {
     stats.size_for(config.epochs, config.delay.max_delay());
-    if (config.speed.active())
-      speed.emplace(config.speed, worker, detail::derive_seed(seed_base, 0x5bee0000u + worker));
     const bool batched =
         config.schedule.kind == ScheduleSpec::Kind::kTime || config.schedule.batch > 1;
     if (batched) {
@@ -252,11 +253,9 @@ struct alignas(kCacheLine) WorkerState {
   std::uint32_t batch_samples = 0;
   bool batch_measured = false;
   detail::StalenessProbe::Reading batch_read;
-  std::int64_t window_start_ns = 0;
-  std::uint32_t clock_stride = 1;  // samples between clock checks in a time window
-  std::uint32_t clock_countdown = 1;
-  std::vector<RowCoef> pool;  // delayed batches' payloads, `capacity` pairs per slot
-  std::optional<SpeedSampler> speed;
+  detail::WindowClock clock;
+  std::size_t clock_countdown = 1;  // samples until the open window reads the clock
+  std::vector<RowCoef> pool;        // delayed batches' payloads, `capacity` pairs per slot
   // Replica (--replicate): the worker's private copy of the model, the shared values it was
   // refreshed from, and what has not been merged into the shared store yet.
   detail::AlignedFloats replica;  // line-aligned: merges go a cache line at a time
@@ -298,7 +297,6 @@ class Engine {
         batched_(timed_ || config.schedule.batch > 1),
         mean_(config.schedule.mean),
         capacity_(config.schedule.capacity()),
-        window_ns_(config.schedule.window_ns),
         slow_(config.speed.active()),
         // Simulation steps each virtual worker one sample per round.
         per_sample_(delayed_ || batched_ || slow_ || config.simulate > 0),
@@ -566,7 +564,7 @@ class Engine {
       s.replica_fresh = false;  // the next segment starts from the shared store
     }
     if (s.batch_samples > 0) close_batch(s);
-    s.window_start_ns = 0;  // the next sample opens a fresh window
+    s.clock.discard();  // the next sample opens a fresh window
   }
 
   // One single-sample update on row r; `window` is the coherence window it falls in.
@@ -598,17 +596,15 @@ class Engine {
 
   // One sample of a minibatch: its gradient is taken at the parameters as they are now (the
   // worker's own batch is not applied until the batch closes); the batch closes after B
-  // samples (fixed) or once the window has passed (time), checked every `clock_stride`
-  // samples so the clock does not dominate cheap samples.
+  // samples (fixed) or once the window has passed (time), the clock read when the window
+  // clock's estimate says so, so that it does not dominate cheap samples.
   void step_batched(WorkerState& s, std::uint32_t r) {
-    std::int64_t sample_start = 0;
-    if (slow_) {
-      if (const double pause = s.speed->pause_ns(); pause > 0)
-        detail::busy_wait(now_ns() + static_cast<std::int64_t>(pause));
-      sample_start = now_ns();
+    if (timed_ && !s.clock.is_open()) {
+      s.clock.open();
+      s.clock_countdown = s.clock.next_check(0, capacity_);
     }
+    s.clock.before(1);
     if (s.batch_samples == 0) {
-      if (timed_ && s.window_start_ns == 0) s.window_start_ns = slow_ ? sample_start : now_ns();
       s.batch_measured = s.staleness_probe.tick();
       if (s.batch_measured) s.batch_read = s.staleness_probe.read();
     }
@@ -620,45 +616,19 @@ class Engine {
     if constexpr (!kRegularised) has_update = g != 0.0f;
     if (has_update) s.batch.emplace_back(r, g);
     ++s.batch_samples;
-    std::int64_t now = 0;
-    if (slow_) {
-      now = now_ns();
-      const double extra = s.speed->extra_ns(static_cast<double>(now - sample_start));
-      if (extra > 0) {
-        now += static_cast<std::int64_t>(extra);
-        detail::busy_wait(now);
-      }
+    s.clock.after(1);
+    bool close = s.batch_samples >= capacity_;
+    if (!close && timed_ && --s.clock_countdown == 0) {
+      close = s.clock.passed();
+      if (!close)
+        s.clock_countdown = s.clock.next_check(s.batch_samples, capacity_ - s.batch_samples);
     }
-    bool close = false;
-    if (!timed_) {
-      close = s.batch_samples >= capacity_;
-    } else if (s.batch_samples >= capacity_) {
-      close = true;
-    } else if (--s.clock_countdown == 0) {
-      if (now == 0) now = now_ns();
-      close = now - s.window_start_ns >= window_ns_;
-      s.clock_countdown = s.clock_stride;
-    }
-    if (close) {
-      if (timed_) {
-        // Check the clock about 32 times per window.
-        s.clock_stride = std::max<std::uint32_t>(1, s.batch_samples / 32);
-        s.clock_countdown = s.clock_stride;
-      }
-      close_batch(s);
-      // The next window opens once this update is applied: a window is the worker's time
-      // spent computing gradients, as in the fixed-time minibatch model.
-      if (timed_) s.window_start_ns = now_ns();
-    }
+    if (close) close_batch(s);
   }
 
   // Turns the open minibatch into one update: applied now, or queued with its delay.
   void close_batch(WorkerState& s) {
-    if (timed_) {
-      const std::int64_t now = now_ns();
-      s.stats.windows_ns.record(
-          static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - s.window_start_ns)));
-    }
+    if (timed_) s.clock.close(s.batch_samples, s.stats.windows_ns);
     const float scale = -eta_ / (mean_ ? static_cast<float>(s.batch_samples) : 1.0f);
     if (!s.batch.empty()) {
       ++s.stats.computed;
@@ -820,7 +790,6 @@ class Engine {
   bool batched_;
   bool mean_;
   std::uint32_t capacity_;
-  std::int64_t window_ns_;
   bool slow_;
   bool per_sample_;
   std::uint64_t merge_every_;  // samples between replica merges; 0: no replicas
@@ -994,7 +963,9 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
   std::vector<WorkerState> states;
   states.reserve(static_cast<std::size_t>(workers));
   std::vector<AppliedCounter> counters(static_cast<std::size_t>(workers));
-  for (int w = 0; w < workers; ++w) states.emplace_back(w, config, config.seed, counters);
+  for (int w = 0; w < workers; ++w) {
+    states.emplace_back(w, config, config.seed, counters, callbacks.clock);
+  }
   tbb::task_arena arena(report.config.threads);
   LinearRun run{config, store, train_data, test_data, std::move(y_train), std::move(y_test),
                 {},     {},    states,     arena};

@@ -20,6 +20,7 @@
 #include "engine/rng.h"
 #include "engine/sampling.h"
 #include "engine/staleness_probe.h"
+#include "engine/window_clock.h"
 #include "engine/worker_stats.h"
 #include "engine/workers.h"
 #include "hogwild/detail/policies.h"
@@ -153,7 +154,6 @@ ModelConfig ModelConfig::resolved() const {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using detail::EvalSums;
 using detail::Model;
 
@@ -183,9 +183,6 @@ struct alignas(kCacheLine) WorkerState {
   std::size_t coherence_window = 0;
   bool measured = false;  // its staleness is measured
   detail::StalenessProbe::Reading read;
-  std::int64_t window_start_ns = 0;
-  std::int64_t elapsed_ns = 0;  // time windows: time in the open window at the last clock read
-  double ns_per_sample = 0;     // time windows: the previous window's time per sample
   std::vector<std::uint32_t> buffer;  // a chunk's samples when it spans two claimed ranges
   std::size_t buffered = 0;
   std::size_t chunk_target = 0;
@@ -193,7 +190,7 @@ struct alignas(kCacheLine) WorkerState {
   std::vector<std::uint32_t> chunk_rows;  // sparse: the rows one chunk touches, once each
   std::vector<std::uint32_t> stamp;       // sparse: per slot, the last chunk that touched it
   std::uint32_t chunk_id = 0;
-  std::optional<SpeedSampler> speed;
+  detail::WindowClock clock;
 
   // Delay layer: pending updates, their payloads in slots (one per delay-line slot,
   // each allocated the first time that many are pending at once and reused after).
@@ -327,7 +324,7 @@ void open_window(const EpochContext& c, WorkerState& ws, std::size_t pos, std::s
   ws.samples_in = 0;
   ws.chunks_in = 0;
   ws.rows_in = 0;
-  if (c.timed) ws.window_start_ns = detail::now_ns();
+  if (c.timed) ws.clock.open();
   const std::size_t unit = c.timed ? 1 : config.batch;
   const std::size_t units = std::max<std::size_t>(1, (len + unit - 1) / unit);
   const std::size_t b = pos / unit;
@@ -357,14 +354,7 @@ void open_window(const EpochContext& c, WorkerState& ws, std::size_t pos, std::s
 template <class P>
 void compute_chunk(const EpochContext& c, WorkerState& ws, std::span<const std::uint32_t> chunk) {
   const Model& model = c.model;
-  std::int64_t begin_ns = 0;
-  if (ws.speed) {
-    // The speed model's per-sample costs, for the chunk's samples at once.
-    double pause = 0;
-    for (std::size_t i = 0; i < chunk.size(); ++i) pause += ws.speed->pause_ns();
-    if (pause > 0) detail::busy_wait(detail::now_ns() + static_cast<std::int64_t>(pause));
-    begin_ns = detail::now_ns();
-  }
+  ws.clock.before(chunk.size());
   const bool first = ws.chunks_in == 0;
   const auto b = static_cast<float>(chunk.size());
   const std::size_t width = model.row_width();
@@ -441,12 +431,7 @@ void compute_chunk(const EpochContext& c, WorkerState& ws, std::span<const std::
   ws.samples_in += static_cast<std::uint32_t>(chunk.size());
   ++ws.chunks_in;
   ws.stats.samples += chunk.size();
-  if (ws.speed) {
-    const std::int64_t now = detail::now_ns();
-    double extra = ws.speed->extra_ns(static_cast<double>(now - begin_ns));
-    for (std::size_t i = 1; i < chunk.size(); ++i) extra += ws.speed->extra_ns(0.0);
-    if (extra > 0) detail::busy_wait(now + static_cast<std::int64_t>(extra));
-  }
+  ws.clock.after(chunk.size());
 }
 
 // Turns the open window into one update (the mean or the sum of its samples' gradients) and
@@ -454,11 +439,7 @@ void compute_chunk(const EpochContext& c, WorkerState& ws, std::span<const std::
 template <class P>
 void close_window(const EpochContext& c, WorkerState& ws) {
   const ModelConfig& config = c.config;
-  if (c.timed) {
-    ws.elapsed_ns = detail::now_ns() - ws.window_start_ns;
-    ws.stats.windows_ns.record(
-        static_cast<std::uint64_t>(std::max<std::int64_t>(0, ws.elapsed_ns)));
-  }
+  if (c.timed) ws.clock.close(ws.samples_in, ws.stats.windows_ns);
   const std::size_t width = c.model.row_width();
   const std::size_t size = width > 0 ? ws.rows_in * width : c.store.size();
   const auto n = static_cast<float>(ws.samples_in);
@@ -521,33 +502,20 @@ void close_window(const EpochContext& c, WorkerState& ws) {
     for (std::size_t s = 0; s < ws.rows_in; ++s) ws.slot[ws.unique[s]] = -1;
   }
   ws.open = false;
-  if (c.timed) {
-    const std::int64_t length = std::max<std::int64_t>(ws.elapsed_ns, 1);
-    ws.ns_per_sample = static_cast<double>(length) / static_cast<double>(ws.samples_in);
-    ws.elapsed_ns = 0;
-  }
 }
 
 // True when the open window is complete: B samples, or W has passed (or --max-batch).
 inline bool window_done(const EpochContext& c, WorkerState& ws) {
   if (!c.timed) return ws.samples_in >= c.config.batch;
-  ws.elapsed_ns = detail::now_ns() - ws.window_start_ns;
-  if (ws.samples_in >= c.config.schedule.max_batch) return true;
-  return ws.elapsed_ns >= c.config.schedule.window_ns;
+  return ws.samples_in >= c.config.schedule.max_batch || ws.clock.passed();
 }
 
 // Samples in the open window's next chunk: what completes a fixed minibatch, or half the
 // time left in a time window (see kMaxChunk).
 inline std::size_t next_chunk(const EpochContext& c, const WorkerState& ws) {
   if (!c.timed) return c.config.batch - ws.samples_in;
-  const double room =
-      static_cast<double>(std::min(kMaxChunk, c.config.schedule.max_batch - ws.samples_in));
-  const double per_sample =
-      ws.samples_in > 0 ? static_cast<double>(ws.elapsed_ns) / static_cast<double>(ws.samples_in)
-                        : ws.ns_per_sample;
-  if (!(per_sample > 0)) return 1;
-  const double left = static_cast<double>(c.config.schedule.window_ns - ws.elapsed_ns);
-  return static_cast<std::size_t>(std::clamp(std::floor(left / (2 * per_sample)), 1.0, room));
+  return ws.clock.next_check(ws.samples_in,
+                             std::min(kMaxChunk, c.config.schedule.max_batch - ws.samples_in));
 }
 
 // Feeds the samples at positions [first, last) of `rows` (`len` positions in all: a worker's
@@ -774,10 +742,9 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
     ws->buffer.resize(chunk_cap);
     ws->scratch = detail::OptimizerScratch(update_size);
     const auto stream = static_cast<std::uint64_t>(worker);
-    if (config.speed.active()) {
-      ws->speed.emplace(config.speed, worker,
-                        detail::derive_seed(config.seed, 0x5bee0000u + stream));
-    }
+    ws->clock = detail::WindowClock(config.schedule, config.speed, worker,
+                                    detail::derive_seed(config.seed, 0x5bee0000u + stream),
+                                    callbacks.clock ? callbacks.clock(worker) : nullptr);
     if (config.delay.kind != DelaySpec::Kind::kNone) {
       ws->delay = detail::DelayLayer<WorkerState::Pending>(
           config.delay, detail::derive_seed(config.seed, 0xde1a0000u + stream));
