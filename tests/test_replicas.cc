@@ -114,14 +114,11 @@ TEST_CASE("replicas as auto sets them end close to the serial run") {
   for (const int threads : {2, 3, 4}) {
     CAPTURE(threads);
     c.threads = threads;
-    // How stale a merge is depends on how the OS runs the workers: with more workers than
-    // cores (4 on 2, slowed further under ThreadSanitizer) one may sit descheduled while the
-    // others merge many times. Up to three runs; one within the stated margin passes.
-    Report r;
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      r = train(c, p.train, &p.test);
-      if (gap(r) < 0.02) break;
-    }
+    // One run, no retry: how stale a merge is depends on how the OS runs the workers, and
+    // the margin holds for the interleavings the stress stage produces (tools/test.sh
+    // stress, 4 workers on 2 busy cores: gaps up to 0.24% in release).
+    const auto r = train(c, p.train, &p.test);
+    INFO("gap to the serial objective: " << gap(r));
     CHECK(r.config.replicate == 2048 / (threads - 1));
     CHECK(gap(r) < 0.02);
     CHECK(std::abs(r.epochs.back().test->accuracy - serial.epochs.back().test->accuracy) < 0.01);

@@ -6,17 +6,29 @@
 #   tools/test.sh [STAGE...]     STAGE: release tsan asan fuzz (default: all four, in order)
 #   HOGWILD_FUZZ_SECONDS=N       seconds per fuzz target in the fuzz stage (default 5: four
 #                                targets, 20 s in all; 0 skips)
+#
+#   tools/test.sh stress [PRESET...]   not in the default stages: builds each preset (default
+#                                release tsan asan) and runs its whole suite repeatedly, 4 tests
+#                                at once, with a busy loop on every core, until a test fails
+#   HOGWILD_STRESS_REPEAT=N      runs of each test in the stress stage (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 stages=("$@")
 ((${#stages[@]})) || stages=(release tsan asan fuzz)
+stress_presets=()
+if [[ ${stages[0]} == stress ]]; then
+  stress_presets=("${stages[@]:1}")
+  ((${#stress_presets[@]})) || stress_presets=(release tsan asan)
+  stages=(stress)
+fi
 jobs=$(nproc)
 extra=()
 for s in "${stages[@]}"; do
   case $s in
     release | asan) ;;
     tsan) extra+=(dpkg-dev xz-utils) ;;  # apt-get source and dpkg-source for oneTBB
+    stress) extra+=(dpkg-dev xz-utils) ;;
     fuzz) extra+=(clang) ;;
     *) echo "test.sh: unknown stage '$s'; expected release, tsan, asan or fuzz" >&2; exit 2 ;;
   esac
@@ -72,6 +84,23 @@ LIST
   echo "$version" >"$root/stamp"
 }
 
+# stress PRESET N: the preset's whole suite, each test N times, 4 at once, with a busy loop on
+# every core for the whole run: a test that depends on how the OS schedules threads fails here.
+stress() {
+  local hogs=() code=0
+  for ((i = 0; i < jobs; i++)); do
+    (while :; do :; done) &
+    hogs+=($!)
+  done
+  say "stress: $1, each test up to $2 times, 4 at once, $jobs busy loops"
+  local start=$SECONDS
+  ctest --preset "$1" -j 4 --repeat "until-fail:$2" --output-on-failure || code=$?
+  kill "${hogs[@]}" 2>/dev/null || true
+  wait "${hogs[@]}" 2>/dev/null || true
+  say "stress: $1 took $((SECONDS - start)) s"
+  return "$code"
+}
+
 for s in "${stages[@]}"; do
   case $s in
     release)
@@ -97,6 +126,18 @@ for s in "${stages[@]}"; do
       cmake --preset asan >/dev/null
       cmake --build --preset asan -j "$jobs"
       ctest --preset asan -j "$jobs"
+      ;;
+    stress)
+      for preset in "${stress_presets[@]}"; do
+        case $preset in
+          release | tsan | asan) ;;
+          *) echo "test.sh: stress: unknown preset '$preset'; expected release, tsan or asan" >&2; exit 2 ;;
+        esac
+        [[ $preset == tsan ]] && build_tsan_tbb
+        cmake --preset "$preset" >/dev/null
+        cmake --build --preset "$preset" -j "$jobs"
+        stress "$preset" "${HOGWILD_STRESS_REPEAT:-20}"
+      done
       ;;
     fuzz)
       seconds=${HOGWILD_FUZZ_SECONDS:-5}
