@@ -349,6 +349,65 @@ TEST_CASE("model trainer: softmax with Adam resumes to the uninterrupted serial 
                        InputError);
 }
 
+TEST_CASE("the library's checkpoint cycle: record, save, load, check, resume exactly") {
+  const auto problem = sparse_problem();
+  ModelConfig config;
+  config.model = ModelKind::kSoftmax;
+  config.policy = Policy::kSerial;
+  config.epochs = 4;
+  config.optimizer.kind = OptimizerKind::kMomentum;
+  config.optimizer.step = 0.05;
+  const fs::path file = fs::temp_directory_path() / "hogwild_test_cycle.ckpt";
+  Checkpoint run;
+  run.model = "softmax";
+  run.format = "libsvm";
+  run.features = problem.train.num_features;
+  run.classes = 2;
+  run.labels = {-1, 1};  // class index -> label value
+  run.config = config_to_json(config.resolved(), -1);
+  ModelCallbacks callbacks;
+  callbacks.on_epoch_state = [&](const TrainState& state) {
+    if (state.epoch != 2) return;
+    record_state(run, state);
+    save_checkpoint(file, run);
+  };
+  const auto whole = train_model(config, problem.train, nullptr, callbacks);
+  const Checkpoint loaded = load_checkpoint(file);
+  CHECK(loaded.epoch == 2);
+  CHECK(loaded.optimizer_state.size() == 1);  // the momentum buffer
+  Checkpoint expected = run;                  // the run about to start describes itself
+  expected.epoch = 0;
+  CHECK_NOTHROW(check_resumes(loaded, expected, "cycle.ckpt"));
+  const TrainState state = resume_state(loaded);
+  const auto resumed = train_model(config, problem.train, nullptr, {}, &state);
+  CHECK(resumed.resumed_from == 2);
+  CHECK(resumed.weights == whole.weights);
+
+  // A difference in the configuration is named, unless the rules free its key; a difference
+  // in the data's shape is named whatever the rules.
+  ModelConfig longer = config;
+  longer.epochs = 9;
+  expected.config = config_to_json(longer.resolved(), -1);
+  CHECK_THROWS_WITH_AS(check_resumes(loaded, expected, "cycle.ckpt"),
+                       "cycle.ckpt: expected epochs 9 as in this run, found 4 in the checkpoint",
+                       InputError);
+  const ResumeRules rules{
+      .free_key = [](std::string_view key) { return key == "epochs"; },
+      .name_of_key = [](std::string_view key) { return "--" + std::string(key); }};
+  CHECK_NOTHROW(check_resumes(loaded, expected, "cycle.ckpt", rules));
+  longer.optimizer.step = 0.5;
+  expected.config = config_to_json(longer.resolved(), -1);
+  CHECK_THROWS_WITH_AS(
+      check_resumes(loaded, expected, "cycle.ckpt", rules),
+      "cycle.ckpt: expected --step 0.5 as in this run, found 0.05 in the checkpoint", InputError);
+  expected.config = config_to_json(config.resolved(), -1);
+  expected.classes = 3;
+  CHECK_THROWS_WITH_AS(
+      check_resumes(loaded, expected, "cycle.ckpt", rules),
+      "cycle.ckpt: expected classes 3 (as in the training data and options), found 2", InputError);
+  fs::remove(file);
+}
+
 TEST_CASE("model trainer: MLP with momentum and factorisation resume exactly, and stop") {
   const auto train = blobs(900, 21);
   const auto test = blobs(300, 22);

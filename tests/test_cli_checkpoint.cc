@@ -194,7 +194,7 @@ TEST_CASE("corrupt, truncated, foreign and mismatched checkpoints exit 2 with on
   CHECK(checkpoint_file_error(base + " --epochs 3 --resume " + foreign)
             .find("expected a hogwild checkpoint (magic 'HOGWCKPT')") != std::string::npos);
   CHECK(checkpoint_file_error(base + " --epochs 3 --step 0.25 --resume " + good)
-            .find(good + ": expected --step 0.25 as on the command line, found 0.5 in the "
+            .find(good + ": expected --step 0.25 as in this run, found 0.5 in the "
                          "checkpoint") != std::string::npos);
   CHECK(checkpoint_file_error(base + " --epochs 3 --model hinge --resume " + good)
             .find(good + ": expected a checkpoint of a hinge model (--model), found one of a "
@@ -299,13 +299,13 @@ TEST_CASE("resume: options free on resume may change, any other names its option
   CHECK(changed.code == 0);
   CHECK(
       checkpoint_file_error(base + " --threads 1 --epochs 2 --batch-reduce sum --resume " + linear)
-          .find(linear + ": expected --batch-reduce sum as on the command line, found mean in "
+          .find(linear + ": expected --batch-reduce sum as in this run, found mean in "
                          "the checkpoint") != std::string::npos);
   // A model option whose report key differs from its name.
   const std::string softmax = base + " --model softmax --policy serial --step-schedule inverse";
   const std::string model = path("free_softmax.ckpt");
   REQUIRE(run(softmax + " --step-schedule-scale 2 --epochs 1 --checkpoint " + model).code == 0);
   CHECK(checkpoint_file_error(softmax + " --step-schedule-scale 3 --epochs 2 --resume " + model)
-            .find(model + ": expected --step-schedule-scale 3.0 as on the command line, found 2.0 "
+            .find(model + ": expected --step-schedule-scale 3.0 as in this run, found 2.0 "
                           "in the checkpoint") != std::string::npos);
 }

@@ -39,16 +39,6 @@ extern "C" void on_stop_signal(int signal) {
 struct sigaction g_previous_int;
 struct sigaction g_previous_term;
 
-std::string join(const std::vector<double>& values) {
-  std::string out;
-  for (const double v : values) out += (out.empty() ? "" : ", ") + fmt::format("{}", v);
-  return out.empty() ? "none" : out;
-}
-
-std::string shown(const nlohmann::json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
 // Is the line blank or a comment (the LIBSVM reader skips those)?
 bool skipped_line(std::string_view line) {
   for (const char c : line) {
@@ -95,65 +85,11 @@ void report_interrupted(const StopOnSignal& stop, int last_epoch, int resumed_fr
              stop.name().empty() ? "a stop request" : stop.name(), last_epoch, saved);
 }
 
-hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected,
-                                    const std::string& config_json) {
-  hogwild::Checkpoint c = hogwild::load_checkpoint(path);
-  const auto fail = [&](const std::string& what) {
-    throw hogwild::InputError(fmt::format("{}: expected {}", path, what));
-  };
-  if (c.model != expected.model) {
-    fail(fmt::format("a checkpoint of a {} model (--model), found one of a {} model",
-                     expected.model, c.model));
-  }
-  if (c.format != expected.format) {
-    fail(fmt::format("a checkpoint trained on {} data (--format), found {} data", expected.format,
-                     c.format));
-  }
-  const auto differ = [&](std::string_view what, std::uint64_t want, std::uint64_t found) {
-    if (want != found) {
-      fail(fmt::format("{} {} (as in the training data and options), found {}", what, want, found));
-    }
-  };
-  differ("features", expected.features, c.features);
-  differ("classes", expected.classes, c.classes);
-  differ("users", expected.users, c.users);
-  differ("items", expected.items, c.items);
-  differ("rank", expected.rank, c.rank);
-  if (c.hidden != expected.hidden) {
-    std::vector<double> want(expected.hidden.begin(), expected.hidden.end());
-    std::vector<double> found(c.hidden.begin(), c.hidden.end());
-    fail(fmt::format("hidden layers {} (--hidden), found {}", join(want), join(found)));
-  }
-  if (c.labels != expected.labels) {
-    fail(fmt::format("label values {} (the training data's), found {}", join(expected.labels),
-                     join(c.labels)));
-  }
-  if (c.mean != expected.mean) {
-    fail(fmt::format("a training mean rating of {} (the training data's), found {}", expected.mean,
-                     c.mean));
-  }
-  // Options that change what training computes must be the same; those the option table
-  // marks free on resume (the epoch count, the thread count, what is measured) may change.
-  const auto want = nlohmann::json::parse(config_json);
-  const auto found = nlohmann::json::parse(c.config);
-  for (const auto& [key, value] : want.items()) {
-    if (free_on_resume(key)) continue;
-    if (!found.contains(key)) {
-      fail(fmt::format("{} {} as on the command line, found a checkpoint without it",
-                       option_of_key(key), shown(value)));
-    }
-    if (found.at(key) != value) {
-      fail(fmt::format("{} {} as on the command line, found {} in the checkpoint",
-                       option_of_key(key), shown(value), shown(found.at(key))));
-    }
-  }
-  for (const auto& [key, value] : found.items()) {
-    if (!free_on_resume(key) && !want.contains(key)) {
-      fail(fmt::format("no {} (not an option of this run), found {} in the checkpoint",
-                       option_of_key(key), shown(value)));
-    }
-  }
-  return c;
+hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected) {
+  hogwild::Checkpoint found = hogwild::load_checkpoint(path);
+  hogwild::check_resumes(found, expected, path,
+                         {.free_key = free_on_resume, .name_of_key = option_of_key});
+  return found;
 }
 
 void check_binary_labels(const hogwild::Dataset& data, const std::string& path) {

@@ -40,12 +40,10 @@ class StopOnSignal {
 void report_interrupted(const StopOnSignal& stop, int last_epoch, int resumed_from,
                         const std::string& checkpoint);
 
-/// Loads the --resume checkpoint and checks that it continues this run: `expected` carries the
-/// model, format, data shape and label mapping of the run about to start, `config_json` its
-/// configuration (compared key by key, except the keys of options free on resume). Throws
+/// Loads the --resume checkpoint and checks that it continues the run `expected` describes
+/// (hogwild::check_resumes, the options the table marks free on resume excepted). Throws
 /// InputError("PATH: expected ..., found ...") naming what differs.
-hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected,
-                                    const std::string& config_json);
+hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected);
 
 /// With a binary model and training labels of three or more classes: throws InputError
 /// naming the line of the first example of the third class (PATH:LINE: expected ...).

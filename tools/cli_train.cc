@@ -204,31 +204,6 @@ struct Plan {
   std::string header;      // the data and model lines
 };
 
-// The state a trainer resumes from, as a view of `c` (valid while `c` lives).
-hogwild::TrainState resume_state(const hogwild::Checkpoint& c) {
-  hogwild::TrainState s{.epoch = c.epoch,
-                        .initial_loss = c.initial_loss,
-                        .elapsed = c.elapsed,
-                        .samples = c.samples,
-                        .weights = c.weights,
-                        .worker_updates = c.worker_updates};
-  for (const auto& buffer : c.optimizer_state) s.optimizer_state.emplace_back(buffer);
-  return s;
-}
-
-// Fills the progress of `c` (epoch, losses, time, parameters, optimiser state) from `state`.
-void take_state(hogwild::Checkpoint& c, const hogwild::TrainState& state) {
-  c.epoch = state.epoch;
-  c.initial_loss = state.initial_loss;
-  c.elapsed = state.elapsed;
-  c.samples = state.samples;
-  c.weights.assign(state.weights.begin(), state.weights.end());
-  c.optimizer_state.clear();
-  for (const auto& buffer : state.optimizer_state)
-    c.optimizer_state.emplace_back(buffer.begin(), buffer.end());
-  c.worker_updates = state.worker_updates;
-}
-
 // Refuses a model of `parameters` floats (times plan.copies) above --max-parameters or above
 // the machine's physical memory, before anything is allocated.
 void check_model_size(const TrainArgs& a, std::size_t parameters, const Plan& plan) {
@@ -262,8 +237,8 @@ int train_and_report(const TrainArgs& a, const StopOnSignal& stop, const Config&
   std::optional<hogwild::Checkpoint> resumed;
   hogwild::TrainState resume_from;
   if (!a.resume.empty()) {
-    resumed = load_for_resume(a.resume, plan.checkpoint, plan.checkpoint.config);
-    resume_from = resume_state(*resumed);
+    resumed = load_for_resume(a.resume, plan.checkpoint);
+    resume_from = hogwild::resume_state(*resumed);
   }
   Callbacks callbacks;
   callbacks.stop = stop.flag();
@@ -283,7 +258,7 @@ int train_and_report(const TrainArgs& a, const StopOnSignal& stop, const Config&
   }
   if (!a.checkpoint.empty()) {
     callbacks.on_epoch_state = [&](const hogwild::TrainState& state) {
-      take_state(plan.checkpoint, state);
+      hogwild::record_state(plan.checkpoint, state);
       hogwild::save_checkpoint(a.checkpoint, plan.checkpoint);
     };
   }

@@ -3,9 +3,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "hogwild/trainer.h"
 
 namespace hogwild {
 
@@ -64,5 +67,30 @@ void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkp
 /// Reads a checkpoint file; throws SystemError when it cannot be read and InputError as
 /// parse_checkpoint does.
 Checkpoint load_checkpoint(const std::filesystem::path& path);
+
+/// What a resumed run may change from the run its checkpoint was written by.
+struct ResumeRules {
+  /// Configuration keys that may differ (say the epoch count, the thread count, what is
+  /// measured); unset: none may.
+  std::function<bool(std::string_view key)> free_key;
+  /// How a configuration key reads in a message (say its command-line option); unset: the key.
+  std::function<std::string(std::string_view key)> name_of_key;
+};
+
+/// Checks that `found` (read from `name`) continues the run that `expected` describes: the
+/// same model, data format and shape, label values, training mean and configuration, key by
+/// key, but for the keys `rules` frees. Throws InputError("NAME: expected ..., found ...")
+/// naming the first difference.
+void check_resumes(const Checkpoint& found, const Checkpoint& expected, std::string_view name,
+                   const ResumeRules& rules = {});
+
+/// The state train() / train_model() continue from: a view of `checkpoint`'s buffers, valid
+/// while it lives.
+TrainState resume_state(const Checkpoint& checkpoint);
+
+/// Stores the progress of `state` (epoch, initial loss, time, samples, parameters, optimiser
+/// state, per-worker updates) in `checkpoint`, which keeps the run's description: what
+/// Callbacks::on_epoch_state does before save_checkpoint.
+void record_state(Checkpoint& checkpoint, const TrainState& state);
 
 }  // namespace hogwild
