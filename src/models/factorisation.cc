@@ -26,6 +26,16 @@ class Factorisation final : public Model {
     for (const float v : train.values) sum += v;
     mean_ = train.size() ? static_cast<float>(sum / static_cast<double>(train.size())) : 0.0f;
   }
+  Factorisation(const Ratings& data, std::size_t users, std::size_t items, std::size_t rank,
+                float mean)
+      : train_(data),
+        test_(nullptr),
+        r_(rank),
+        l2_(0),
+        init_scale_(0),
+        users_(users),
+        items_(items),
+        mean_(mean) {}
   std::size_t num_params() const override { return (users_ + items_) * r_; }
   std::size_t row_width() const override { return r_; }
   std::size_t max_rows_per_example() const override { return 2; }
@@ -65,19 +75,23 @@ class Factorisation final : public Model {
   std::size_t examples(bool test) const override {
     return test ? (test_ ? test_->size() : 0) : train_.size();
   }
-  EvalSums evaluate(const float* w, bool test, std::size_t begin, std::size_t end) const override {
+  std::size_t output_width() const override { return 1; }
+  // mu + u . v; a user or item beyond the model's (in prediction data) contributes no factor.
+  void outputs(const float* w, bool test, std::size_t begin, std::size_t end,
+               double* out) const override {
     const Ratings& data = test ? *test_ : train_;
-    EvalSums sums;
     for (std::size_t i = begin; i < end; ++i) {
-      const float* u = w + std::size_t{data.users[i]} * r_;
-      const float* v = w + (users_ + data.items[i]) * r_;
       double dot = 0;
-      for (std::size_t f = 0; f < r_; ++f) dot += double{u[f]} * v[f];
-      const double e = mean_ + dot - data.values[i];
-      sums.squared_error += e * e;
-      sums.loss += 0.5 * e * e;
+      if (data.users[i] < users_ && data.items[i] < items_) {
+        const float* u = w + std::size_t{data.users[i]} * r_;
+        const float* v = w + (users_ + data.items[i]) * r_;
+        for (std::size_t f = 0; f < r_; ++f) dot += double{u[f]} * v[f];
+      }
+      out[i - begin] = mean_ + dot;
     }
-    return sums;
+  }
+  double target(bool test, std::size_t i) const override {
+    return (test ? *test_ : train_).values[i];
   }
   bool classifier() const override { return false; }
 
@@ -96,6 +110,11 @@ class Factorisation final : public Model {
 std::unique_ptr<Model> make_factorisation(const Ratings& train, const Ratings* test,
                                           std::size_t rank, float l2, float init_scale) {
   return std::make_unique<Factorisation>(train, test, rank, l2, init_scale);
+}
+
+std::unique_ptr<Model> make_factorisation(const Ratings& data, std::size_t users, std::size_t items,
+                                          std::size_t rank, float mean) {
+  return std::make_unique<Factorisation>(data, users, items, rank, mean);
 }
 
 }  // namespace hogwild::detail

@@ -109,26 +109,19 @@ class Mlp final : public Model {
   std::size_t examples(bool test) const override {
     return test ? (test_ ? test_->rows() : 0) : train_.rows();
   }
-  EvalSums evaluate(const float* w, bool test, std::size_t begin, std::size_t end) const override {
+  std::size_t output_width() const override { return width_.back(); }
+  void outputs(const float* w, bool test, std::size_t begin, std::size_t end,
+               double* out) const override {
     const DenseDataset& data = test ? *test_ : train_;
-    const auto& y = test ? y_test_ : y_train_;
     const auto b = static_cast<Eigen::Index>(end - begin);
     std::vector<Matrix> a;
     for (const auto n : width_) a.emplace_back(static_cast<Eigen::Index>(n), b);
     a[0] = ConstMapMatrix(data.features.data() + begin * width_[0],
                           static_cast<Eigen::Index>(width_[0]), b);
     forward(w, a, b);
-    EvalSums sums;
-    const std::size_t k = width_.back();
-    for (Eigen::Index i = 0; i < b; ++i) {
-      const std::int32_t label = y[begin + static_cast<std::size_t>(i)];
-      float* z = a.back().col(i).data();
-      sums.correct += static_cast<std::size_t>(std::max_element(z, z + k) - z) ==
-                      static_cast<std::size_t>(label);
-      sums.loss += softmax_in_place(z, k, label);
-    }
-    return sums;
+    Eigen::Map<Eigen::MatrixXd>(out, a.back().rows(), b) = a.back().cast<double>();
   }
+  double target(bool test, std::size_t i) const override { return (test ? y_test_ : y_train_)[i]; }
 
  private:
   std::size_t layers() const { return width_.size() - 1; }
@@ -145,16 +138,6 @@ class Mlp final : public Model {
       next.colwise() += bias;
       if (l + 1 < layers()) next = next.cwiseMax(0.0f);
     }
-  }
-
-  static double softmax_in_place(float* z, std::size_t k, std::int32_t y) {
-    const float top = *std::max_element(z, z + k);
-    double sum = 0;
-    for (std::size_t c = 0; c < k; ++c) sum += std::exp(double{z[c]} - top);
-    const double loss = std::log(sum) - (double{z[y]} - top);
-    const auto inv = static_cast<float>(1 / sum);
-    for (std::size_t c = 0; c < k; ++c) z[c] = std::exp(z[c] - top) * inv;
-    return loss;
   }
 
   const DenseDataset& train_;

@@ -10,6 +10,8 @@
 // policy), the model computes on the gathered copy, and the optimiser writes back only those
 // rows. Dense-gradient models (dense softmax, MLP) read all parameters and write all of them.
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -78,12 +80,33 @@ class Model {
                           Workspace* ws) const = 0;
   /// Number of training (test = false) or test examples.
   virtual std::size_t examples(bool test) const = 0;
-  /// Sums over examples [begin, end) of the training or test set at parameters w.
-  virtual EvalSums evaluate(const float* w, bool test, std::size_t begin,
-                            std::size_t end) const = 0;
+  /// Values outputs() gives per example: one logit per class (classifiers) or the prediction.
+  virtual std::size_t output_width() const = 0;
+  /// The forward pass at parameters w over examples [begin, end) of the training or test set,
+  /// output_width() values per example into `out`: what evaluation and prediction share.
+  virtual void outputs(const float* w, bool test, std::size_t begin, std::size_t end,
+                       double* out) const = 0;
+  /// Example i's class index (classifiers) or target value.
+  virtual double target(bool test, std::size_t i) const = 0;
   /// True for classifiers (accuracy is meaningful).
   virtual bool classifier() const { return true; }
+  /// Sums over examples [begin, end) of the training or test set at parameters w, from
+  /// outputs(): cross-entropy and arg-max hits (classifiers), or squared error and half of it
+  /// as the loss.
+  EvalSums evaluate(const float* w, bool test, std::size_t begin, std::size_t end) const;
 };
+
+/// Replaces logits z[0, k) by probabilities; returns the cross-entropy -log p[y], computed from
+/// the logits (stable). Inline: the dense models call it per example with their own flags.
+inline double softmax_in_place(float* z, std::size_t k, std::int32_t y) {
+  const float top = *std::max_element(z, z + k);
+  double sum = 0;
+  for (std::size_t c = 0; c < k; ++c) sum += std::exp(double{z[c]} - top);
+  const double loss = std::log(sum) - (double{z[y]} - top);
+  const auto inv = static_cast<float>(1 / sum);
+  for (std::size_t c = 0; c < k; ++c) z[c] = std::exp(z[c] - top) * inv;
+  return loss;
+}
 
 /// Softmax regression on sparse features; y are class indices in [0, classes).
 std::unique_ptr<Model> make_sparse_softmax(const Dataset& train, std::vector<std::int32_t> y_train,
@@ -102,5 +125,9 @@ std::unique_ptr<Model> make_mlp(const DenseDataset& train, std::vector<std::int3
 /// Matrix factorisation r ~ mean + u . v with L2 strength l2 on the touched rows.
 std::unique_ptr<Model> make_factorisation(const Ratings& train, const Ratings* test,
                                           std::size_t rank, float l2, float init_scale);
+/// A trained factorisation of `users` x `items` at `rank` and training mean `mean`, over the
+/// ratings `data` (its training set) to predict them.
+std::unique_ptr<Model> make_factorisation(const Ratings& data, std::size_t users, std::size_t items,
+                                          std::size_t rank, float mean);
 
 }  // namespace hogwild::detail

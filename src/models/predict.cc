@@ -1,10 +1,6 @@
-// Predictions of a checkpoint's model, from the parameter layouts the models train with.
-//
-// Glossary: d = features, k = classes, W = parameters; softmax: feature j's k class weights
-// are W[j k .. j k + k) and the bias is row d (the layout of src/models/softmax.cc for sparse
-// and dense data alike); mlp: layer l is an n[l+1] x n[l] column-major matrix followed by its
-// n[l+1] biases (src/models/mlp.cc); mf: user u's factors are row u, item i's row users + i,
-// r = mean + u . v (src/models/factorisation.cc). z = logits.
+// Predictions of a checkpoint's model. Linear models use the linear evaluation; softmax, MLP
+// and factorisation build the model over the data to predict and run its forward pass, the one
+// training evaluates with (src/models/model.h), on the checkpoint's parameters.
 
 #include "hogwild/predict.h"
 
@@ -18,6 +14,7 @@
 #include "hogwild/error.h"
 #include "hogwild/loss.h"
 #include "hogwild/trainer.h"
+#include "models/model.h"
 
 namespace hogwild {
 namespace {
@@ -45,31 +42,51 @@ class ClassIndex {
   std::map<double, std::size_t> index_;
 };
 
-// The softmax cross-entropy -log softmax(z)[y], computed from the logits (stable).
-double cross_entropy(std::span<const float> z, std::size_t y) {
-  const float top = *std::max_element(z.begin(), z.end());
-  double sum = 0;
-  for (std::size_t c = 0; c < z.size(); ++c) sum += std::exp(double{z[c]} - top);
-  return std::log(sum) - (double{z[y]} - top);
-}
-
-// Accumulates a classifier's predictions from logits.
-void classify(const Checkpoint& model, std::span<const float> z, double label, std::size_t i,
-              const ClassIndex* index, Predictions& out, double& loss, std::size_t& correct) {
-  const auto best = static_cast<std::size_t>(std::max_element(z.begin(), z.end()) - z.begin());
-  out.values.push_back(model.labels[best]);
-  if (index) {
-    const std::size_t y = (*index)(label, i);
-    loss += cross_entropy(z, y);
-    correct += best == y;
+// Class index of each example's label (0 for every example when `labelled` is false).
+template <class Labels>
+std::vector<std::int32_t> class_indices(const Checkpoint& model, const Labels& labels,
+                                        bool labelled, std::string_view source) {
+  std::vector<std::int32_t> y(labels.size(), 0);
+  if (!labelled) return y;
+  const ClassIndex index(model.labels, source);
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    y[i] = static_cast<std::int32_t>(index(static_cast<double>(labels[i]), i));
   }
+  return y;
 }
 
-void finish_classifier(Predictions& out, bool labelled, double loss, std::size_t correct) {
-  if (!labelled || out.values.empty()) return;
-  const auto n = static_cast<double>(out.values.size());
-  out.loss = loss / n;
-  out.accuracy = static_cast<double>(correct) / n;
+// The model's outputs and, with labels, its evaluation, over all its training examples (the
+// data to predict), a block at a time: classifiers predict the label of the arg-max class.
+Predictions predict_with(const Checkpoint& checkpoint, const detail::Model& model, bool labelled) {
+  constexpr std::size_t kBlock = 4096;
+  const std::size_t n = model.examples(false);
+  const std::size_t k = model.output_width();
+  const float* w = checkpoint.weights.data();
+  Predictions p;
+  std::vector<double> out;
+  detail::EvalSums sums;
+  for (std::size_t begin = 0; begin < n; begin += kBlock) {
+    const std::size_t end = std::min(n, begin + kBlock);
+    out.resize((end - begin) * k);
+    model.outputs(w, false, begin, end, out.data());
+    for (std::size_t i = 0; i < end - begin; ++i) {
+      const double* o = out.data() + i * k;
+      p.values.push_back(
+          model.classifier()
+              ? checkpoint.labels[static_cast<std::size_t>(std::max_element(o, o + k) - o)]
+              : *o);
+    }
+    if (labelled) sums += model.evaluate(w, false, begin, end);
+  }
+  if (!labelled || n == 0) return p;
+  const auto count = static_cast<double>(n);
+  p.loss = sums.loss / count;
+  if (model.classifier()) {
+    p.accuracy = static_cast<double>(sums.correct) / count;
+  } else {
+    p.rmse = std::sqrt(sums.squared_error / count);
+  }
+  return p;
 }
 
 std::string_view name_of(const std::string& source) {
@@ -115,24 +132,10 @@ Predictions predict(const Checkpoint& model, const Dataset& data, bool labelled)
                     "LIBSVM data",
                     name_of(data.source), model.model, model.format));
   }
-  const std::size_t k = static_cast<std::size_t>(model.classes);
-  const float* w = model.weights.data();
-  const ClassIndex index(model.labels, name_of(data.source));
-  std::vector<float> z(k);
-  double loss = 0;
-  std::size_t correct = 0;
-  for (std::size_t i = 0; i < data.rows(); ++i) {
-    const auto row = data.row(i);
-    std::copy(w + d * k, w + (d + 1) * k, z.begin());
-    for (std::size_t n = 0; n < row.indices.size(); ++n) {
-      if (row.indices[n] >= d) continue;  // beyond the training dimension: ignored
-      const float* wj = w + std::size_t{row.indices[n]} * k;
-      for (std::size_t c = 0; c < k; ++c) z[c] += row.values[n] * wj[c];
-    }
-    classify(model, z, data.labels[i], i, labelled ? &index : nullptr, out, loss, correct);
-  }
-  finish_classifier(out, labelled, loss, correct);
-  return out;
+  const auto y = class_indices(model, data.labels, labelled, name_of(data.source));
+  const auto softmax = detail::make_sparse_softmax(data, y, nullptr, {}, d,
+                                                   static_cast<std::size_t>(model.classes), 0);
+  return predict_with(model, *softmax, labelled);
 }
 
 Predictions predict(const Checkpoint& model, const DenseDataset& data, bool labelled) {
@@ -146,43 +149,13 @@ Predictions predict(const Checkpoint& model, const DenseDataset& data, bool labe
     throw InputError(fmt::format("{}: expected {} features per example (as the model), found {}",
                                  name_of(data.source), d, data.cols));
   }
-  const std::size_t k = static_cast<std::size_t>(model.classes);
-  std::vector<std::size_t> width{d};
-  if (model.model == "mlp") width.insert(width.end(), model.hidden.begin(), model.hidden.end());
-  width.push_back(k);
-  const ClassIndex index(model.labels, name_of(data.source));
-  Predictions out;
-  std::vector<float> a, next;
-  double loss = 0;
-  std::size_t correct = 0;
-  for (std::size_t i = 0; i < data.rows(); ++i) {
-    const auto x = data.row(i);
-    a.assign(x.begin(), x.end());
-    const float* w = model.weights.data();
-    for (std::size_t l = 0; l + 1 < width.size(); ++l) {
-      const std::size_t in = width[l];
-      const std::size_t outs = width[l + 1];
-      // Softmax: W is k x d column-major then the bias, the same as one MLP layer.
-      const float* weights = w;
-      const float* bias = w + in * outs;
-      next.assign(bias, bias + outs);
-      for (std::size_t j = 0; j < in; ++j) {
-        const float aj = a[j];
-        if (aj == 0.0f) continue;
-        const float* column = weights + j * outs;
-        for (std::size_t o = 0; o < outs; ++o) next[o] += column[o] * aj;
-      }
-      if (l + 2 < width.size()) {
-        for (auto& v : next) v = std::max(v, 0.0f);
-      }
-      std::swap(a, next);
-      w = bias + outs;
-    }
-    classify(model, a, static_cast<double>(data.labels[i]), i, labelled ? &index : nullptr, out,
-             loss, correct);
-  }
-  finish_classifier(out, labelled, loss, correct);
-  return out;
+  const auto k = static_cast<std::size_t>(model.classes);
+  const auto y = class_indices(model, data.labels, labelled, name_of(data.source));
+  const std::vector<std::size_t> hidden(model.hidden.begin(), model.hidden.end());
+  const auto forward = model.model == "mlp"
+                           ? detail::make_mlp(data, y, nullptr, {}, k, hidden, 0)
+                           : detail::make_dense_softmax(data, y, nullptr, {}, k, 0);
+  return predict_with(model, *forward, labelled);
 }
 
 Predictions predict(const Checkpoint& model, const Ratings& data, bool labelled) {
@@ -191,30 +164,10 @@ Predictions predict(const Checkpoint& model, const Ratings& data, bool labelled)
                                  name_of(data.source), model.format == "idx" ? "IDX" : "LIBSVM",
                                  model.model));
   }
-  const std::size_t r = static_cast<std::size_t>(model.rank);
-  const auto users = static_cast<std::size_t>(model.users);
-  const auto items = static_cast<std::size_t>(model.items);
-  const auto mean = static_cast<float>(model.mean);
-  Predictions out;
-  double squared = 0;
-  for (std::size_t i = 0; i < data.size(); ++i) {
-    double dot = 0;
-    if (data.users[i] < users && data.items[i] < items) {
-      const float* u = model.weights.data() + std::size_t{data.users[i]} * r;
-      const float* v = model.weights.data() + (users + data.items[i]) * r;
-      for (std::size_t f = 0; f < r; ++f) dot += double{u[f]} * v[f];
-    }
-    const double prediction = mean + dot;
-    out.values.push_back(prediction);
-    const double e = prediction - data.values[i];
-    squared += e * e;
-  }
-  if (labelled && data.size() > 0) {
-    const auto n = static_cast<double>(data.size());
-    out.loss = 0.5 * squared / n;
-    out.rmse = std::sqrt(squared / n);
-  }
-  return out;
+  const auto factors = detail::make_factorisation(
+      data, static_cast<std::size_t>(model.users), static_cast<std::size_t>(model.items),
+      static_cast<std::size_t>(model.rank), static_cast<float>(model.mean));
+  return predict_with(model, *factors, labelled);
 }
 
 }  // namespace hogwild

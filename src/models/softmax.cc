@@ -13,21 +13,6 @@
 namespace hogwild::detail {
 namespace {
 
-// Replaces logits z by probabilities; returns -log p[y] (computed from the logits, stable).
-double softmax_in_place(float* z, std::size_t k, std::int32_t y) {
-  const float top = *std::max_element(z, z + k);
-  double sum = 0;
-  for (std::size_t c = 0; c < k; ++c) sum += std::exp(double{z[c]} - top);
-  const double loss = std::log(sum) - (double{z[y]} - top);
-  const auto inv = static_cast<float>(1 / sum);
-  for (std::size_t c = 0; c < k; ++c) z[c] = std::exp(z[c] - top) * inv;
-  return loss;
-}
-
-std::size_t arg_max(const float* z, std::size_t k) {
-  return static_cast<std::size_t>(std::max_element(z, z + k) - z);
-}
-
 struct SoftmaxWorkspace final : Workspace {
   std::vector<float> z;
   Eigen::MatrixXf x;  // dense models: the minibatch, one example per column
@@ -108,11 +93,12 @@ class SparseSoftmax final : public Model {
   std::size_t examples(bool test) const override {
     return test ? (test_ ? test_->rows() : 0) : train_.rows();
   }
-  EvalSums evaluate(const float* w, bool test, std::size_t begin, std::size_t end) const override {
+  std::size_t output_width() const override { return k_; }
+  // Features beyond the model's d (in test or prediction data) are ignored.
+  void outputs(const float* w, bool test, std::size_t begin, std::size_t end,
+               double* out) const override {
     const Dataset& data = test ? *test_ : train_;
-    const auto& y = test ? y_test_ : y_train_;
     std::vector<float> z(k_);
-    EvalSums sums;
     for (std::size_t i = begin; i < end; ++i) {
       const auto row = data.row(i);
       std::copy(w + d_ * k_, w + (d_ + 1) * k_, z.begin());
@@ -121,11 +107,10 @@ class SparseSoftmax final : public Model {
         const float* wj = w + std::size_t{row.indices[n]} * k_;
         for (std::size_t c = 0; c < k_; ++c) z[c] += row.values[n] * wj[c];
       }
-      sums.correct += arg_max(z.data(), k_) == static_cast<std::size_t>(y[i]);
-      sums.loss += softmax_in_place(z.data(), k_, y[i]);
+      std::copy(z.begin(), z.end(), out + (i - begin) * k_);
     }
-    return sums;
   }
+  double target(bool test, std::size_t i) const override { return (test ? y_test_ : y_train_)[i]; }
 
  private:
   const Dataset& train_;
@@ -190,9 +175,10 @@ class DenseSoftmax final : public Model {
   std::size_t examples(bool test) const override {
     return test ? (test_ ? test_->rows() : 0) : train_.rows();
   }
-  EvalSums evaluate(const float* w, bool test, std::size_t begin, std::size_t end) const override {
+  std::size_t output_width() const override { return k_; }
+  void outputs(const float* w, bool test, std::size_t begin, std::size_t end,
+               double* out) const override {
     const DenseDataset& data = test ? *test_ : train_;
-    const auto& y = test ? y_test_ : y_train_;
     const auto d = static_cast<Eigen::Index>(d_);
     const auto k = static_cast<Eigen::Index>(k_);
     const Eigen::Map<const Eigen::MatrixXf> weights(w, k, d);
@@ -201,14 +187,9 @@ class DenseSoftmax final : public Model {
                                               static_cast<Eigen::Index>(end - begin));
     Eigen::MatrixXf z = weights * x;
     z.colwise() += bias;
-    EvalSums sums;
-    for (Eigen::Index i = 0; i < z.cols(); ++i) {
-      const std::int32_t label = y[begin + static_cast<std::size_t>(i)];
-      sums.correct += arg_max(z.col(i).data(), k_) == static_cast<std::size_t>(label);
-      sums.loss += softmax_in_place(z.col(i).data(), k_, label);
-    }
-    return sums;
+    Eigen::Map<Eigen::MatrixXd>(out, k, z.cols()) = z.cast<double>();
   }
+  double target(bool test, std::size_t i) const override { return (test ? y_test_ : y_train_)[i]; }
 
  private:
   const DenseDataset& train_;
