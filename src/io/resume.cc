@@ -91,13 +91,14 @@ void check_resumes(const Checkpoint& found, const Checkpoint& expected, std::str
 }
 
 TrainState resume_state(const Checkpoint& checkpoint) {
-  TrainState state{.epoch = checkpoint.epoch,
-                   .initial_loss = checkpoint.initial_loss,
-                   .elapsed = checkpoint.elapsed,
-                   .samples = checkpoint.samples,
-                   .weights = checkpoint.weights,
-                   .worker_updates = checkpoint.worker_updates};
+  TrainState state;
+  state.epoch = checkpoint.epoch;
+  state.initial_loss = checkpoint.initial_loss;
+  state.elapsed = checkpoint.elapsed;
+  state.samples = checkpoint.samples;
+  state.weights = checkpoint.weights;
   for (const auto& buffer : checkpoint.optimizer_state) state.optimizer_state.emplace_back(buffer);
+  state.worker_updates = checkpoint.worker_updates;
   return state;
 }
 
