@@ -13,6 +13,7 @@
 #include "engine/delay_layer.h"
 #include "engine/delay_line.h"
 #include "engine/rng.h"
+#include "engine/samplers.h"
 #include "hogwild/delay.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
@@ -104,7 +105,7 @@ TEST_CASE("trace delays replay cyclically, and bad traces name the line") {
   const auto spec = DelaySpec::parse("trace:" + path.string());
   CHECK(spec.trace == std::vector<std::uint32_t>{3, 0, 7});
   CHECK(spec.max_delay() == 7);
-  DelaySampler sampler(spec, 1);
+  detail::DelaySampler sampler(spec, 1);
   for (const std::uint32_t expected : {3u, 0u, 7u, 3u, 0u, 7u}) CHECK(sampler.next() == expected);
   std::ofstream(path) << "3\n-1\n";
   CHECK_THROWS_WITH_AS(DelaySpec::parse("trace:" + path.string()),
@@ -118,7 +119,7 @@ TEST_CASE("sampled delays pass a chi-square goodness-of-fit test") {
   for (const char* text : {"uniform:7", "geometric:0.3:20", "geometric:0.05"}) {
     CAPTURE(text);
     const auto spec = DelaySpec::parse(text);
-    DelaySampler sampler(spec, 12345);
+    detail::DelaySampler sampler(spec, 12345);
     std::vector<std::uint64_t> counts(spec.max_delay() + 1, 0);
     for (int i = 0; i < 50000; ++i) ++counts[sampler.next()];
     const auto [stat, df] = chi_square(counts, spec);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/rng.h"
+#include "engine/samplers.h"
 #include "hogwild/clock.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
@@ -187,8 +188,8 @@ TEST_CASE("the speed model's injected costs follow their distributions") {
   SpeedModel m;
   m.parse_speeds("1,0.25");
   m.parse_straggler("shifted-exp:2us:5us");
-  SpeedSampler fast(m, 0, 77);
-  SpeedSampler slow(m, 1, 78);
+  detail::SpeedSampler fast(m, 0, 77);
+  detail::SpeedSampler slow(m, 1, 78);
   constexpr int kDraws = 20000;
   std::vector<double> draws;
   for (int i = 0; i < kDraws; ++i) draws.push_back(fast.extra_ns(0.0));
@@ -207,7 +208,7 @@ TEST_CASE("the speed model's injected costs follow their distributions") {
   // Pauses: a Bernoulli(P) stall of exactly DURATION; 5 standard deviations either side.
   SpeedModel pauses;
   pauses.parse_pause("0.1:1ms");
-  SpeedSampler sampler(pauses, 0, 5);
+  detail::SpeedSampler sampler(pauses, 0, 5);
   int stalls = 0;
   for (int i = 0; i < kDraws; ++i) {
     const double pause = sampler.pause_ns();

@@ -5,8 +5,6 @@
 #include <string_view>
 #include <vector>
 
-#include "hogwild/detail/random.h"
-
 namespace hogwild {
 
 /// A distribution of injected delays, as given by `--delay SPEC`:
@@ -32,21 +30,6 @@ struct DelaySpec {
   double probability(std::uint32_t k) const;
   /// The mean delay.
   double mean() const;
-};
-
-/// Draws delays from a DelaySpec for one worker; seeded, no allocation per draw.
-class DelaySampler {
- public:
-  /// A sampler for `spec` seeded with `seed` (use seed + worker).
-  DelaySampler(const DelaySpec& spec, std::uint64_t seed);
-  /// The next delay.
-  std::uint32_t next();
-
- private:
-  const DelaySpec* spec_;
-  detail::Rng rng_;
-  std::size_t trace_pos_ = 0;
-  double log_q_ = 0;  // log(1 - p) for the geometric family
 };
 
 }  // namespace hogwild

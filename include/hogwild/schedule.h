@@ -5,8 +5,6 @@
 #include <string_view>
 #include <vector>
 
-#include "hogwild/detail/random.h"
-
 namespace hogwild {
 
 /// How a worker forms its minibatch, as given by `--schedule`:
@@ -58,23 +56,6 @@ struct SpeedModel {
   double speed_of(int w) const {
     return static_cast<std::size_t>(w) < speeds.size() ? speeds[static_cast<std::size_t>(w)] : 1.0;
   }
-};
-
-/// Draws one worker's injected costs from a SpeedModel; seeded.
-class SpeedSampler {
- public:
-  /// A sampler for worker `worker` (speed and seed are per worker).
-  SpeedSampler(const SpeedModel& model, int worker, std::uint64_t seed);
-  /// Nanoseconds to stall before the next sample (0 unless a pause is drawn).
-  double pause_ns();
-  /// Extra nanoseconds after a sample whose own compute took `cost_ns`: the slowdown
-  /// (cost/speed - cost) plus the straggler draw.
-  double extra_ns(double cost_ns);
-
- private:
-  const SpeedModel* model_;
-  double slowdown_;  // 1/speed - 1
-  detail::Rng rng_;
 };
 
 }  // namespace hogwild

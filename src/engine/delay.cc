@@ -8,6 +8,7 @@
 
 #include "data/read_file.h"
 #include "engine/rng.h"
+#include "engine/samplers.h"
 #include "hogwild/error.h"
 
 namespace hogwild {
@@ -138,6 +139,8 @@ double DelaySpec::mean() const {
   return m;
 }
 
+namespace detail {
+
 DelaySampler::DelaySampler(const DelaySpec& spec, std::uint64_t seed) : spec_(&spec), rng_(seed) {
   if (spec.kind == DelaySpec::Kind::kGeometric && spec.p < 1) log_q_ = std::log1p(-spec.p);
 }
@@ -166,4 +169,5 @@ std::uint32_t DelaySampler::next() {
   return d;
 }
 
+}  // namespace detail
 }  // namespace hogwild

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/delay_line.h"
+#include "engine/samplers.h"
 #include "hogwild/delay.h"
 
 namespace hogwild::detail {

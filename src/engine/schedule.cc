@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "engine/samplers.h"
 #include "hogwild/error.h"
 
 namespace hogwild {
@@ -117,6 +118,8 @@ void SpeedModel::parse_pause(std::string_view text) {
   pause_ns = static_cast<double>(parse_duration_ns(text.substr(colon + 1), "--pause DURATION"));
 }
 
+namespace detail {
+
 SpeedSampler::SpeedSampler(const SpeedModel& model, int worker, std::uint64_t seed)
     : model_(&model), slowdown_(1.0 / model.speed_of(worker) - 1.0), rng_(seed) {}
 
@@ -133,4 +136,5 @@ double SpeedSampler::extra_ns(double cost_ns) {
   return extra;
 }
 
+}  // namespace detail
 }  // namespace hogwild

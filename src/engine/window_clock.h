@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "engine/minibatch.h"
+#include "engine/samplers.h"
 #include "engine/sampling.h"
 #include "hogwild/clock.h"
 #include "hogwild/schedule.h"
