@@ -214,7 +214,8 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
        "found 'blocks:0'"},
       {"--order shuffled", "--order: expected rows, blocks or blocks:B"},
       {"--order blocks:12x", "--order: expected rows, blocks or blocks:B"},
-      {"--model softmax --order rows", "--order: expected only with the linear models"},
+      {"--model softmax --replicate 64", "--replicate: expected only with the linear models"},
+      {"--model softmax --order blocks:0", "--order: expected rows, blocks or blocks:B"},
       {"--max-parameters 2",
        "good.svm: expected a model of at most 2 parameters "
        "(--max-parameters), found the largest feature index 3, which "

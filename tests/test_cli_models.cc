@@ -105,6 +105,28 @@ TEST_CASE("model options are checked and --model logistic keeps the linear train
   CHECK(softmax.out.find("model: softmax") != std::string::npos);
 }
 
+TEST_CASE(
+    "model trainer: --order blocks shuffles the storage and is kept in report and checkpoint") {
+  write_idx("order", 600, 5);
+  const std::string images = " --format idx --train " + path("order-images-idx3-ubyte.gz") +
+                             " --model softmax --policy serial --order blocks:16";
+  const auto first = run("train" + images + " --epochs 1 --checkpoint " + path("order.ckpt") +
+                         " --json " + path("order.json"));
+  INFO(first.err);
+  REQUIRE(first.code == 0);
+  const auto json = nlohmann::json::parse(slurp(path("order.json")));
+  CHECK(json["config"]["order"] == "blocks:16");
+  CHECK(json["samples"] == 600);
+  // Resuming in another order is refused; in the same one it continues.
+  const auto rows = run("train" + images.substr(0, images.find(" --order")) +
+                        " --epochs 2 --resume " + path("order.ckpt"));
+  CHECK(rows.code == 2);
+  CHECK(rows.err.find("--order") != std::string::npos);
+  const auto resumed = run("train" + images + " --epochs 2 --resume " + path("order.ckpt"));
+  INFO(resumed.err);
+  CHECK(resumed.code == 0);
+}
+
 TEST_CASE("model trainer: --schedule, the speed model, sharding, the curve and their errors") {
   write_idx("sched", 600, 5);
   const std::string images = " --format idx --train " + path("sched-images-idx3-ubyte.gz");

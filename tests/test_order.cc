@@ -11,8 +11,11 @@
 
 #include "engine/rng.h"
 #include "hogwild/dataset.h"
+#include "hogwild/dense_dataset.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
+#include "hogwild/model_trainer.h"
+#include "hogwild/ratings.h"
 #include "hogwild/trainer.h"
 
 using namespace hogwild;
@@ -205,4 +208,81 @@ TEST_CASE("--order out of range is refused with the option's name") {
   c.block_rows = (std::size_t{1} << 24) + 1;
   CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("--order: expected rows or blocks:B"),
                        InputError);
+}
+
+namespace {
+
+// `rows` examples of `classes` Gaussian classes in `cols` dimensions, stored sorted by class
+// (class c centred at 2 e_c): the case the storage shuffle is for.
+DenseDataset sorted_blobs(std::size_t rows, std::size_t cols, std::size_t classes) {
+  DenseDataset d;
+  d.cols = cols;
+  detail::Rng rng(11);
+  for (std::size_t c = 0; c < classes; ++c) {
+    for (std::size_t i = 0; i < rows / classes; ++i) {
+      for (std::size_t j = 0; j < cols; ++j) {
+        d.features.push_back(static_cast<float>((j == c ? 2.0 : 0.0) + 0.8 * rng.normal()));
+      }
+      d.labels.push_back(static_cast<std::int32_t>(c));
+    }
+  }
+  return d;
+}
+
+// Examples as sorted (label, features) pairs, to compare storage orders.
+std::vector<std::pair<std::int32_t, std::vector<float>>> examples(const DenseDataset& d) {
+  std::vector<std::pair<std::int32_t, std::vector<float>>> all;
+  for (std::size_t i = 0; i < d.rows(); ++i) {
+    all.emplace_back(d.labels[i], std::vector<float>(d.row(i).begin(), d.row(i).end()));
+  }
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("model trainer: blocks of shuffled storage reach the accuracy and rmse of rows") {
+  const DenseDataset sorted = sorted_blobs(6000, 12, 4);
+  DenseDataset stored = sorted;
+  shuffle_rows(stored, 1);
+  CHECK(examples(stored) == examples(sorted));  // every example kept with its label
+  CHECK(stored.labels != sorted.labels);        // and moved
+  ModelConfig c;
+  c.model = ModelKind::kSoftmax;
+  c.epochs = 4;
+  c.policy = Policy::kSerial;
+  const auto rows = train_model(c, sorted, nullptr);
+  c.block_rows = 64;
+  // One worker, then 3 virtual workers in lockstep: deterministic.
+  for (const int workers : {1, 3}) {
+    CAPTURE(workers);
+    c.simulate = workers == 1 ? 0 : workers;
+    const auto blocks = train_model(c, stored, nullptr);
+    CHECK(blocks.config.block_rows == 64);
+    CHECK(blocks.samples == 4 * sorted.rows());  // every example once per epoch
+    CHECK(*blocks.epochs.back().train_accuracy ==
+          doctest::Approx(*rows.epochs.back().train_accuracy).epsilon(0.01));
+  }
+  // Blocks over the sorted storage: runs of one class, and a visibly worse model.
+  c.simulate = 0;
+  c.block_rows = 1500;
+  const auto unshuffled = train_model(c, sorted, nullptr);
+  CHECK(unshuffled.epochs.back().train_loss > rows.epochs.back().train_loss * 1.3);
+
+  // Factorisation over ratings sorted by user.
+  RatingsGeneratorConfig g;
+  g.users = 300;
+  g.items = 200;
+  g.seed = 4;
+  Ratings ratings = generate_ratings(g).train;
+  ModelConfig mf;
+  mf.model = ModelKind::kFactorisation;
+  mf.policy = Policy::kSerial;
+  mf.epochs = 5;
+  const auto mf_rows = train_model(mf, ratings, nullptr);
+  shuffle_rows(ratings, 2);
+  mf.block_rows = 128;
+  const auto mf_blocks = train_model(mf, ratings, nullptr);
+  CHECK(*mf_blocks.epochs.back().train_rmse ==
+        doctest::Approx(*mf_rows.epochs.back().train_rmse).epsilon(0.05));
 }

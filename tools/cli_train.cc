@@ -408,6 +408,11 @@ int run_train(TrainArgs& a) {
   apply(a);
   const StopOnSignal stop;
   if (!a.uses_model_trainer()) return train_linear(a, stop);
+  // Block order reads runs of stored examples: the storage is shuffled once, from --seed, as
+  // for the linear models.
+  const auto order = [&](auto& train) {
+    if (a.model.block_rows > 0) hogwild::shuffle_rows(train, a.model.seed);
+  };
   if (a.format == "idx") {
     auto train = hogwild::read_idx(a.train, a.train_labels);
     std::optional<hogwild::DenseDataset> test;
@@ -416,12 +421,14 @@ int run_train(TrainArgs& a) {
       train.truncate(a.limit);
       if (test) test->truncate(a.limit);
     }
+    order(train);
     return train_model(a, stop, train, test);
   }
   const auto on = [&](auto read) {
-    const auto train = read(a.train);
+    auto train = read(a.train);
     std::optional<std::remove_cvref_t<decltype(train)>> test;
     if (!a.test.empty()) test = read(a.test);
+    order(train);
     return train_model(a, stop, train, test);
   };
   if (a.format == "ratings")

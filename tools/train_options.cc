@@ -217,11 +217,12 @@ const TrainOption kTable[] = {
    "M samples; off, auto (with 2 to 17 threads, single-sample updates and a model of up to 1M "
    "weights: M = 2048 / (threads - 1), so others' updates reach a worker within ~2048 updates) "
    "or M", arg<&A::replicate>, {[](A& a, TC& c) { c.replicate = parse_replicate(a.replicate); }}},
-  {"--order", "order", kLinearOnly, "the order each epoch visits the training rows: rows (a "
-   "fresh random permutation of the rows) or blocks[:B] (B consecutive stored rows at a time, "
-   "default 128, the blocks in a fresh random order, rows stored in a random order drawn from "
-   "--seed at load: reads stream through memory instead of missing the caches on every row)",
-   arg<&A::order>, {[](A& a, TC& c) { c.block_rows = parse_order(a.order); }}},
+  {"--order", "order", 0, "the order each epoch visits the training rows: rows (a fresh random "
+   "permutation of the rows) or blocks[:B] (B consecutive stored rows at a time, default 128, "
+   "the blocks in a fresh random order, rows stored in a random order drawn from --seed at "
+   "load: reads stream through memory instead of missing the caches on every row); default "
+   "blocks for the linear models, rows for softmax, mlp and mf", arg<&A::order>,
+   both([](A& a, auto& c) { c.block_rows = parse_order(a.order); })},
   {"--sharding", "sharding", 0, "static: each worker gets an equal slice of every epoch; "
    "dynamic: workers claim chunks of 256 samples as they go, so faster workers process more",
    arg<&A::sharding>, both([](A& a, auto& c) {

@@ -66,6 +66,10 @@ struct ModelConfig {
   SpeedModel speed;               ///< --worker-speed, --straggler, --pause: injected heterogeneity
   int evals_per_epoch = 1;        ///< --evals-per-epoch: training-loss points per epoch in `curve`
   bool dynamic_sharding = false;  ///< --sharding dynamic: workers claim chunks of each epoch
+  /// --order: 0 = every epoch visits the examples in a fresh random permutation; B > 0 = runs
+  /// of B consecutive stored examples, the runs in a fresh random order (random samples only
+  /// when the storage is in random order: shuffle_rows it once first, as the CLI does).
+  std::size_t block_rows = 0;
 
   /// Checks ranges; throws InputError("--option: expected ..., found ...").
   void validate() const;

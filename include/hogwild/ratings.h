@@ -26,6 +26,10 @@ struct Ratings {
   void append(std::uint32_t user, std::uint32_t item, float value);
 };
 
+/// Rewrites the ratings' storage in a random order drawn from `seed`, as shuffle_rows does for
+/// examples: what ModelConfig::block_rows assumes (files are often sorted by user).
+void shuffle_rows(Ratings& data, std::uint64_t seed);
+
 /// Reads `user item rating` text, one triplet per line separated by spaces, tabs or commas
 /// (a fourth numeric column, such as a timestamp, is ignored; blank lines and `#` comments are
 /// skipped). Throws InputError("path:line: expected ..., found ...") on malformed input and

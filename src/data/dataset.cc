@@ -4,6 +4,8 @@
 #include <numeric>
 
 #include "engine/rng.h"
+#include "hogwild/dense_dataset.h"
+#include "hogwild/ratings.h"
 
 namespace hogwild {
 
@@ -38,12 +40,42 @@ std::vector<std::uint32_t> feature_counts(const Dataset& data) {
   return counts;
 }
 
-void shuffle_rows(Dataset& data, std::uint64_t seed) {
-  const std::size_t n = data.rows();
+namespace {
+
+// The storage order shuffle_rows gives `n` examples for `seed`.
+std::vector<std::size_t> storage_order(std::size_t n, std::uint64_t seed) {
   std::vector<std::size_t> permutation(n);
   std::iota(permutation.begin(), permutation.end(), std::size_t{0});
   detail::Rng rng(detail::derive_seed(seed, 0x5707e5u));
   detail::fisher_yates(permutation, rng);
+  return permutation;
+}
+
+}  // namespace
+
+void shuffle_rows(DenseDataset& data, std::uint64_t seed) {
+  DenseDataset shuffled = data;
+  for (std::size_t i = 0; const std::size_t r : storage_order(data.rows(), seed)) {
+    std::copy_n(data.features.begin() + static_cast<std::ptrdiff_t>(r * data.cols), data.cols,
+                shuffled.features.begin() + static_cast<std::ptrdiff_t>(i * data.cols));
+    shuffled.labels[i++] = data.labels[r];
+  }
+  data = std::move(shuffled);
+}
+
+void shuffle_rows(Ratings& data, std::uint64_t seed) {
+  Ratings shuffled = data;
+  for (std::size_t i = 0; const std::size_t r : storage_order(data.size(), seed)) {
+    shuffled.users[i] = data.users[r];
+    shuffled.items[i] = data.items[r];
+    shuffled.values[i++] = data.values[r];
+  }
+  data = std::move(shuffled);
+}
+
+void shuffle_rows(Dataset& data, std::uint64_t seed) {
+  const std::size_t n = data.rows();
+  const std::vector<std::size_t> permutation = storage_order(n, seed);
   Dataset shuffled;
   shuffled.row_offsets.reserve(n + 1);
   shuffled.indices.reserve(data.nnz());

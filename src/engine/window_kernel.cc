@@ -70,6 +70,9 @@ void ModelConfig::validate() const {
     fail("threads", "1 with --policy serial (it runs one worker)", threads);
   }
   if (epochs < 1) fail("epochs", "at least 1", epochs);
+  if (block_rows > (std::size_t{1} << 24)) {
+    fail("order", "rows or blocks:B with B in [1, 16777216]", fmt::format("blocks:{}", block_rows));
+  }
   if (!(divergence_factor > 1)) fail("divergence-factor", "a factor > 1", divergence_factor);
   detail::validate_staleness_options(staleness_sample, coherence_sample, coherence_lag, simulate,
                                      threads);
@@ -777,6 +780,7 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
   });
 
   detail::DriverConfig driver = detail::driver_config(config, n, worker_count);
+  driver.block_rows = config.block_rows;
   driver.divergence_factor = config.divergence_factor;
   std::vector<const detail::WorkerStats*> measured;
   for (const auto& ws : workers) measured.push_back(&ws->stats);
@@ -965,6 +969,8 @@ ordered_json config_json(const ModelConfig& c) {
   j["coherence_lag"] = c.coherence_lag;
   j["simulate"] = c.simulate;
   detail::add_schedule_config(j, c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
+  // Only when set: a checkpoint written before the option existed still resumes a rows run.
+  if (c.block_rows > 0) j["order"] = fmt::format("blocks:{}", c.block_rows);
   return j;
 }
 
