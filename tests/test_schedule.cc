@@ -49,6 +49,26 @@ struct ManualClocks {
   std::vector<std::shared_ptr<ManualClock>> made;
 };
 
+// Each worker of a run on 1 us-a-sample manual clocks with W = 100 us, `samples` samples in
+// all in equal static slices: at speed s, every window holds exactly 100 s samples and lasts
+// exactly W, and the worker waited exactly (1/s - 1) us per sample.
+template <class Report>
+void check_speeds(const Report& r, const std::vector<double>& speeds, const ManualClocks& clocks,
+                  std::uint64_t samples) {
+  for (std::size_t w = 0; w < r.workers.size(); ++w) {
+    CAPTURE(w);
+    const double speed = speeds[w];
+    const auto& worker = r.workers[w];
+    CHECK(worker.samples == samples / r.workers.size());
+    CHECK(worker.batch_sizes.mean() == 100 * speed);
+    CHECK(static_cast<double>(worker.batch_sizes.max()) == 100 * speed);
+    CHECK(worker.windows_ns.mean() == 100e3);
+    CHECK(worker.windows_ns.max() == 100000);
+    CHECK(static_cast<double>(clocks.made[w]->waited_ns()) ==
+          static_cast<double>(worker.samples) * 1000 * (1 / speed - 1));
+  }
+}
+
 // Each worker's windows in a run of `epochs` on manual clocks: all of `full` samples and
 // `full` x `sample_ns` long, but the last of each epoch, which holds the rest of the worker's
 // slice; so all time on the clock is in windows.
@@ -153,18 +173,7 @@ TEST_CASE("time windows on a manual clock: a worker at speed s fills exactly s o
     ManualClocks clocks(1000);
     const auto r = train(c, p.train, nullptr, clocks.callbacks<Callbacks>());
     REQUIRE(r.workers.size() == c.speed.speeds.size());
-    for (std::size_t w = 0; w < r.workers.size(); ++w) {
-      CAPTURE(w);
-      const double speed = c.speed.speeds[w];
-      const auto& worker = r.workers[w];
-      CHECK(worker.samples == 2 * 20000 / r.workers.size());
-      CHECK(worker.batch_sizes.mean() == 100 * speed);
-      CHECK(static_cast<double>(worker.batch_sizes.max()) == 100 * speed);
-      CHECK(worker.windows_ns.mean() == 100e3);
-      CHECK(worker.windows_ns.max() == 100000);
-      CHECK(static_cast<double>(clocks.made[w]->waited_ns()) ==
-            static_cast<double>(worker.samples) * 1000 * (1 / speed - 1));
-    }
+    check_speeds(r, c.speed.speeds, clocks, 2 * 20000);
   }
 }
 
@@ -472,18 +481,7 @@ TEST_CASE("model trainer, time windows on a manual clock: speed s fills exactly 
       ManualClocks clocks(1000);
       const auto r = train_model(c, data, nullptr, clocks.callbacks<ModelCallbacks>());
       REQUIRE(r.workers.size() == c.speed.speeds.size());
-      for (std::size_t w = 0; w < r.workers.size(); ++w) {
-        CAPTURE(w);
-        const double speed = c.speed.speeds[w];
-        const auto& worker = r.workers[w];
-        CHECK(worker.samples == 8000 / r.workers.size());  // static slices
-        CHECK(worker.batch_sizes.mean() == 100 * speed);
-        CHECK(static_cast<double>(worker.batch_sizes.max()) == 100 * speed);
-        CHECK(worker.windows_ns.mean() == 100e3);
-        CHECK(worker.windows_ns.max() == 100000);
-        CHECK(static_cast<double>(clocks.made[w]->waited_ns()) ==
-              static_cast<double>(worker.samples) * 1000 * (1 / speed - 1));
-      }
+      check_speeds(r, c.speed.speeds, clocks, 8000);
     }
   }
 }

@@ -35,10 +35,6 @@ class WindowClock {
     if (speed.active()) speed_.emplace(speed, worker, seed);
   }
 
-  /// True with time windows.
-  bool timed() const { return window_ns_ > 0; }
-  /// True when the speed model injects costs.
-  bool slow() const { return speed_.has_value(); }
   /// True while a time window is open.
   bool is_open() const { return open_; }
 
