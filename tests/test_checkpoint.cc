@@ -14,8 +14,8 @@
 #include "hogwild/checkpoint.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
-#include "hogwild/model_trainer.h"
 #include "hogwild/predict.h"
+#include "hogwild/report.h"
 #include "hogwild/trainer.h"
 
 using namespace hogwild;
@@ -223,7 +223,7 @@ TEST_CASE("linear trainer: resuming after epoch k gives the uninterrupted serial
     config.policy = Policy::kSerial;
     config.threads = 1;
     config.epochs = 6;
-    config.step = 0.5;
+    config.optimizer.step = 0.5;
     config.l2 = l2;
     config.seed = 5;
     SavedState at3;
@@ -231,18 +231,18 @@ TEST_CASE("linear trainer: resuming after epoch k gives the uninterrupted serial
     callbacks.on_epoch_state = [&](const TrainState& s) {
       if (s.epoch == 3) at3.take(s);
     };
-    const auto whole = train(config, problem.train, &problem.test, callbacks);
+    const auto whole = hogwild::train(config, problem.train, &problem.test, callbacks);
     REQUIRE(at3.state.epoch == 3);
     REQUIRE(at3.weights.size() == whole.weights.size());
     CHECK(at3.weights != whole.weights);
 
-    const auto resumed = train(config, problem.train, &problem.test, {}, &at3.state);
+    const auto resumed = hogwild::train(config, problem.train, &problem.test, {}, &at3.state);
     CHECK(resumed.resumed_from == 3);
     REQUIRE(resumed.epochs.size() == 4);  // epochs 3 (the resumed model) to 6
     CHECK(resumed.epochs.front().epoch == 3);
-    CHECK(resumed.epochs.front().train->loss == whole.epochs[3].train->loss);
+    CHECK(resumed.epochs.front().train.loss == whole.epochs[3].train.loss);
     CHECK(resumed.weights == whole.weights);  // bit for bit
-    CHECK(resumed.epochs.back().train->loss == whole.epochs.back().train->loss);
+    CHECK(resumed.epochs.back().train.loss == whole.epochs.back().train.loss);
     CHECK(resumed.epochs.back().test->accuracy == whole.epochs.back().test->accuracy);
     CHECK(resumed.samples == whole.samples);
   }
@@ -254,7 +254,7 @@ TEST_CASE("linear trainer: a stop request ends the run early and it resumes to t
   config.policy = Policy::kSerial;
   config.threads = 1;
   config.epochs = 5;
-  const auto whole = train(config, problem.train, nullptr);
+  const auto whole = hogwild::train(config, problem.train, nullptr);
 
   std::atomic<bool> stop{false};
   SavedState last;
@@ -264,17 +264,17 @@ TEST_CASE("linear trainer: a stop request ends the run early and it resumes to t
     last.take(s);
     if (s.epoch == 2) stop = true;  // as a signal arriving during epoch 3 would
   };
-  const auto partial = train(config, problem.train, nullptr, callbacks);
+  const auto partial = hogwild::train(config, problem.train, nullptr, callbacks);
   CHECK(partial.interrupted);
   REQUIRE(partial.epochs.size() == 3);  // 0, 1, 2: epoch 3 never completed
   CHECK(partial.epochs.back().epoch == 2);
   CHECK(last.state.epoch == 2);
-  const auto resumed = train(config, problem.train, nullptr, {}, &last.state);
+  const auto resumed = hogwild::train(config, problem.train, nullptr, {}, &last.state);
   CHECK_FALSE(resumed.interrupted);
   CHECK(resumed.weights == whole.weights);
 
   // A stop already requested before training: no epoch runs.
-  const auto none = train(config, problem.train, nullptr, callbacks);
+  const auto none = hogwild::train(config, problem.train, nullptr, callbacks);
   CHECK(none.interrupted);
   CHECK(none.epochs.size() == 1);
 
@@ -289,7 +289,7 @@ TEST_CASE("linear trainer: a stop request ends the run early and it resumes to t
     c2.on_epoch = [&](const EpochRecord& r) {
       if (r.epoch == 1) stop = true;
     };
-    const auto r = train(config, problem.train, nullptr, c2);
+    const auto r = hogwild::train(config, problem.train, nullptr, c2);
     CHECK(r.interrupted);
     CHECK(r.epochs.back().epoch == 1);
   }
@@ -304,12 +304,12 @@ TEST_CASE("linear trainer: resume state of the wrong size is rejected") {
   TrainState state;
   state.epoch = 1;
   state.weights = weights;
-  CHECK_THROWS_WITH_AS(train(config, problem.train, nullptr, {}, &state),
+  CHECK_THROWS_WITH_AS(hogwild::train(config, problem.train, nullptr, {}, &state),
                        doctest::Contains("expected a model of 500 weights"), InputError);
   std::vector<float> right(500, 0.0f);
   state.weights = right;
   state.epoch = 3;
-  CHECK_THROWS_WITH_AS(train(config, problem.train, nullptr, {}, &state),
+  CHECK_THROWS_WITH_AS(hogwild::train(config, problem.train, nullptr, {}, &state),
                        "--epochs: expected at least the 3 epochs already done, found 2",
                        InputError);
 }
@@ -319,8 +319,8 @@ TEST_CASE("model trainer: softmax with Adam resumes to the uninterrupted serial 
   Dataset train_data = problem.train;
   // Three classes so the softmax has a real class mapping.
   for (std::size_t i = 0; i < train_data.rows(); i += 3) train_data.labels[i] = 4;
-  ModelConfig config;
-  config.model = ModelKind::kSoftmax;
+  TrainConfig config;
+  config.model = hogwild::SoftmaxModel{};
   config.policy = Policy::kSerial;
   config.threads = 1;
   config.epochs = 5;
@@ -328,31 +328,31 @@ TEST_CASE("model trainer: softmax with Adam resumes to the uninterrupted serial 
   config.optimizer.kind = OptimizerKind::kAdam;
   config.optimizer.step = 0.01;
   SavedState at2;
-  ModelCallbacks callbacks;
+  Callbacks callbacks;
   callbacks.on_epoch_state = [&](const TrainState& s) {
     if (s.epoch == 2) at2.take(s);
   };
-  const auto whole = train_model(config, train_data, nullptr, callbacks);
+  const auto whole = hogwild::train(config, train_data, nullptr, callbacks);
   REQUIRE(at2.state.epoch == 2);
   REQUIRE(at2.buffers.size() == 2);  // Adam's moments
   CHECK(at2.state.worker_updates.size() == 1);
-  const auto resumed = train_model(config, train_data, nullptr, {}, &at2.state);
+  const auto resumed = hogwild::train(config, train_data, nullptr, {}, &at2.state);
   CHECK(resumed.resumed_from == 2);
   CHECK(resumed.weights == whole.weights);
-  CHECK(resumed.epochs.back().train_loss == whole.epochs.back().train_loss);
+  CHECK(resumed.epochs.back().train.loss == whole.epochs.back().train.loss);
 
   // Without the optimiser state, or with the wrong amount, resuming is refused.
   TrainState no_state = at2.state;
   no_state.optimizer_state.clear();
-  CHECK_THROWS_WITH_AS(train_model(config, train_data, nullptr, {}, &no_state),
+  CHECK_THROWS_WITH_AS(hogwild::train(config, train_data, nullptr, {}, &no_state),
                        "--optimizer: expected 2 optimiser state buffers to resume adam, found 0",
                        InputError);
 }
 
 TEST_CASE("the library's checkpoint cycle: record, save, load, check, resume exactly") {
   const auto problem = sparse_problem();
-  ModelConfig config;
-  config.model = ModelKind::kSoftmax;
+  TrainConfig config;
+  config.model = hogwild::SoftmaxModel{};
   config.policy = Policy::kSerial;
   config.epochs = 4;
   config.optimizer.kind = OptimizerKind::kMomentum;
@@ -365,13 +365,13 @@ TEST_CASE("the library's checkpoint cycle: record, save, load, check, resume exa
   run.classes = 2;
   run.labels = {-1, 1};  // class index -> label value
   run.config = config_to_json(config.resolved(), -1);
-  ModelCallbacks callbacks;
+  Callbacks callbacks;
   callbacks.on_epoch_state = [&](const TrainState& state) {
     if (state.epoch != 2) return;
     record_state(run, state);
     save_checkpoint(file, run);
   };
-  const auto whole = train_model(config, problem.train, nullptr, callbacks);
+  const auto whole = hogwild::train(config, problem.train, nullptr, callbacks);
   const Checkpoint loaded = load_checkpoint(file);
   CHECK(loaded.epoch == 2);
   CHECK(loaded.optimizer_state.size() == 1);  // the momentum buffer
@@ -379,13 +379,13 @@ TEST_CASE("the library's checkpoint cycle: record, save, load, check, resume exa
   expected.epoch = 0;
   CHECK_NOTHROW(check_resumes(loaded, expected, "cycle.ckpt"));
   const TrainState state = resume_state(loaded);
-  const auto resumed = train_model(config, problem.train, nullptr, {}, &state);
+  const auto resumed = hogwild::train(config, problem.train, nullptr, {}, &state);
   CHECK(resumed.resumed_from == 2);
   CHECK(resumed.weights == whole.weights);
 
   // A difference in the configuration is named, unless the rules free its key; a difference
   // in the data's shape is named whatever the rules.
-  ModelConfig longer = config;
+  TrainConfig longer = config;
   longer.epochs = 9;
   expected.config = config_to_json(longer.resolved(), -1);
   CHECK_THROWS_WITH_AS(check_resumes(loaded, expected, "cycle.ckpt"),
@@ -411,32 +411,32 @@ TEST_CASE("the library's checkpoint cycle: record, save, load, check, resume exa
 TEST_CASE("model trainer: MLP with momentum and factorisation resume exactly, and stop") {
   const auto train = blobs(900, 21);
   const auto test = blobs(300, 22);
-  ModelConfig config;
-  config.model = ModelKind::kMlp;
-  config.hidden = {8};
+  TrainConfig config;
+  config.model = hogwild::MlpModel{};
+  std::get<hogwild::MlpModel>(config.model).hidden = {8};
   config.policy = Policy::kSerial;
   config.threads = 1;
   config.epochs = 4;
   config.optimizer.kind = OptimizerKind::kMomentum;
   SavedState at1;
-  ModelCallbacks callbacks;
+  Callbacks callbacks;
   callbacks.on_epoch_state = [&](const TrainState& s) {
     if (s.epoch == 1) at1.take(s);
   };
-  const auto whole = train_model(config, train, &test, callbacks);
-  const auto resumed = train_model(config, train, &test, {}, &at1.state);
+  const auto whole = hogwild::train(config, train, &test, callbacks);
+  const auto resumed = hogwild::train(config, train, &test, {}, &at1.state);
   CHECK(resumed.weights == whole.weights);
-  CHECK(*resumed.epochs.back().test_accuracy == *whole.epochs.back().test_accuracy);
+  CHECK(*resumed.epochs.back().test->accuracy == *whole.epochs.back().test->accuracy);
 
   std::atomic<bool> stop{false};
-  ModelCallbacks stopping;
+  Callbacks stopping;
   stopping.stop = &stop;
-  stopping.on_epoch = [&](const ModelEpochRecord& r) {
+  stopping.on_epoch = [&](const EpochRecord& r) {
     if (r.epoch == 2) stop = true;
   };
   config.policy = Policy::kRacy;
   config.threads = 2;
-  const auto partial = train_model(config, train, &test, stopping);
+  const auto partial = hogwild::train(config, train, &test, stopping);
   CHECK(partial.interrupted);
   CHECK(partial.epochs.back().epoch == 2);
 
@@ -446,20 +446,20 @@ TEST_CASE("model trainer: MLP with momentum and factorisation resume exactly, an
   g.rank = 3;
   g.density = 0.2;
   const auto ratings = generate_ratings(g);
-  ModelConfig mf;
-  mf.model = ModelKind::kFactorisation;
-  mf.rank = 3;
+  TrainConfig mf;
+  mf.model = hogwild::FactorisationModel{};
+  std::get<hogwild::FactorisationModel>(mf.model).rank = 3;
   mf.policy = Policy::kSerial;
   mf.threads = 1;
   mf.epochs = 3;
   mf.optimizer.kind = OptimizerKind::kAdagrad;
   SavedState mf_at2;
-  ModelCallbacks mf_callbacks;
+  Callbacks mf_callbacks;
   mf_callbacks.on_epoch_state = [&](const TrainState& s) {
     if (s.epoch == 2) mf_at2.take(s);
   };
-  const auto mf_whole = train_model(mf, ratings.train, nullptr, mf_callbacks);
-  const auto mf_resumed = train_model(mf, ratings.train, nullptr, {}, &mf_at2.state);
+  const auto mf_whole = hogwild::train(mf, ratings.train, nullptr, mf_callbacks);
+  const auto mf_resumed = hogwild::train(mf, ratings.train, nullptr, {}, &mf_at2.state);
   CHECK(mf_resumed.weights == mf_whole.weights);
 }
 
@@ -469,16 +469,17 @@ TEST_CASE("predict with a checkpoint reproduces the trainer's own test evaluatio
     TrainConfig config;
     config.policy = Policy::kSerial;
     config.epochs = 3;
-    const auto report = train(config, problem.train, &problem.test);
+    const auto report = hogwild::train(config, problem.train, &problem.test);
     Checkpoint c;
     c.model = "logistic";
     c.format = "libsvm";
     c.features = problem.train.num_features;
-    c.labels.assign(report.label_values.begin(), report.label_values.end());
+    c.labels.assign(report.labels.begin(), report.labels.end());
     c.weights = report.weights;
     const auto p = predict(parse_checkpoint(serialize_checkpoint(c), "m"), problem.test);
     REQUIRE(p.values.size() == problem.test.rows());
-    CHECK(*p.accuracy == doctest::Approx(report.epochs.back().test->accuracy).epsilon(1e-12));
+    CHECK(*p.accuracy ==
+          doctest::Approx(report.epochs.back().test->accuracy.value()).epsilon(1e-12));
     CHECK(*p.loss == doctest::Approx(report.epochs.back().test->loss).epsilon(1e-9));
     // Each prediction against the margin computed here from the weights: the probability of
     // the positive label is sigmoid(w . x), the label its side of 0.5; their accuracy is the
@@ -496,18 +497,18 @@ TEST_CASE("predict with a checkpoint reproduces the trainer's own test evaluatio
       correct += p.values[i] == problem.test.labels[i];
     }
     CHECK(static_cast<double>(correct) / static_cast<double>(problem.test.rows()) ==
-          doctest::Approx(report.epochs.back().test->accuracy).epsilon(1e-12));
+          doctest::Approx(report.epochs.back().test->accuracy.value()).epsilon(1e-12));
   }
   {
     const auto train = blobs(900, 31);
     const auto test = blobs(300, 32);
-    ModelConfig config;
-    config.model = ModelKind::kMlp;
-    config.hidden = {10, 6};
+    TrainConfig config;
+    config.model = hogwild::MlpModel{};
+    std::get<hogwild::MlpModel>(config.model).hidden = {10, 6};
     config.threads = 1;
     config.policy = Policy::kSerial;
     config.epochs = 3;
-    const auto report = train_model(config, train, &test);
+    const auto report = hogwild::train(config, train, &test);
     Checkpoint c;
     c.model = "mlp";
     c.format = "idx";
@@ -517,19 +518,19 @@ TEST_CASE("predict with a checkpoint reproduces the trainer's own test evaluatio
     c.labels = {3, 5, 9};
     c.weights = report.weights;
     const auto p = predict(c, test);
-    CHECK(*p.accuracy == doctest::Approx(*report.epochs.back().test_accuracy));
-    CHECK(*p.loss == doctest::Approx(*report.epochs.back().test_loss).epsilon(1e-5));
+    CHECK(*p.accuracy == doctest::Approx(*report.epochs.back().test->accuracy));
+    CHECK(*p.loss == doctest::Approx(report.epochs.back().test->loss).epsilon(1e-5));
     DenseDataset wide = test;
     wide.cols = 3;
     CHECK_THROWS_WITH_AS(predict(c, wide),
                          "data: expected 6 features per example (as the model), found 3",
                          InputError);
-    config.model = ModelKind::kSoftmax;
-    const auto softmax = train_model(config, train, &test);
+    config.model = hogwild::SoftmaxModel{};
+    const auto softmax = hogwild::train(config, train, &test);
     c.model = "softmax";
     c.hidden.clear();
     c.weights = softmax.weights;
-    CHECK(*predict(c, test).accuracy == doctest::Approx(*softmax.epochs.back().test_accuracy));
+    CHECK(*predict(c, test).accuracy == doctest::Approx(*softmax.epochs.back().test->accuracy));
   }
   {
     RatingsGeneratorConfig g;
@@ -539,25 +540,25 @@ TEST_CASE("predict with a checkpoint reproduces the trainer's own test evaluatio
     g.density = 0.2;
     g.test_fraction = 0.1;
     const auto ratings = generate_ratings(g);
-    ModelConfig config;
-    config.model = ModelKind::kFactorisation;
-    config.rank = 3;
+    TrainConfig config;
+    config.model = hogwild::FactorisationModel{};
+    std::get<hogwild::FactorisationModel>(config.model).rank = 3;
     config.epochs = 3;
     config.threads = 1;
     config.policy = Policy::kSerial;
-    const auto report = train_model(config, ratings.train, &ratings.test);
+    const auto report = hogwild::train(config, ratings.train, &ratings.test);
     Checkpoint c;
     c.model = "mf";
     c.format = "ratings";
-    c.users = report.dataset.users;
-    c.items = report.dataset.items;
+    c.users = report.data.users;
+    c.items = report.data.items;
     c.rank = 3;
     double sum = 0;
     for (const float v : ratings.train.values) sum += v;
     c.mean = static_cast<float>(sum / static_cast<double>(ratings.train.size()));
     c.weights = report.weights;
     const auto p = predict(c, ratings.test);
-    CHECK(*p.rmse == doctest::Approx(*report.epochs.back().test_rmse).epsilon(1e-9));
+    CHECK(*p.rmse == doctest::Approx(*report.epochs.back().test->rmse).epsilon(1e-9));
     Ratings unseen;
     unseen.append(100000, 3, 1.0f);
     CHECK(predict(c, unseen).values[0] == doctest::Approx(static_cast<float>(c.mean)));

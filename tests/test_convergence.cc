@@ -103,13 +103,13 @@ TEST_CASE("serial least squares reaches the closed-form optimum") {
   };
 
   TrainConfig config;
-  config.loss = LossKind::kSquared;
+  config.model = hogwild::LinearModel{hogwild::LossKind::kSquared};
   config.policy = Policy::kSerial;
   config.l2 = l2;
   config.epochs = 150;
-  config.step = 0.5;
-  config.decay = 0.97;
-  const auto report = train(config, p.train, nullptr);
+  config.optimizer.step = 0.5;
+  config.optimizer.decay = 0.97;
+  const auto report = hogwild::train(config, p.train, nullptr);
   const Eigen::VectorXd w = to_eigen(report.weights);
   const double gap = (objective(w) - objective(w_star)) / objective(w_star);
   MESSAGE("least squares: relative objective gap " << gap << ", relative distance "
@@ -119,7 +119,8 @@ TEST_CASE("serial least squares reaches the closed-form optimum") {
   CHECK(gap < 1e-3);
   CHECK((w - w_star).norm() / w_star.norm() < 0.05);
   // The report's own objective agrees with the independent computation.
-  CHECK(report.epochs.back().train->objective == doctest::Approx(objective(w)).epsilon(1e-4));
+  CHECK(report.epochs.back().train.objective.value() ==
+        doctest::Approx(objective(w)).epsilon(1e-4));
 }
 
 TEST_CASE("serial L2-logistic regression reaches the Newton optimum within 1e-3") {
@@ -134,9 +135,9 @@ TEST_CASE("serial L2-logistic regression reaches the Newton optimum within 1e-3"
   config.policy = Policy::kSerial;
   config.l2 = l2;
   config.epochs = 150;
-  config.step = 1.0;
-  config.decay = 0.97;
-  const auto report = train(config, p.train, nullptr);
+  config.optimizer.step = 1.0;
+  config.optimizer.decay = 0.97;
+  const auto report = hogwild::train(config, p.train, nullptr);
   const double f = logistic_objective(x, y, to_eigen(report.weights), l2);
   MESSAGE("logistic: optimum " << f_star << ", SGD " << f << ", relative gap "
                                << (f - f_star) / f_star);
@@ -156,20 +157,20 @@ TEST_CASE("Hogwild with several threads ends close to the serial run") {
   config.l2 = 1e-5;
   config.replicate = 0;  // plain shared Hogwild! (replicas: tests/test_replicas.cc)
   config.policy = Policy::kSerial;
-  const auto serial = train(config, p.train, &p.test);
-  const double serial_objective = serial.epochs.back().train->objective;
-  const double serial_accuracy = serial.epochs.back().test->accuracy;
+  const auto serial = hogwild::train(config, p.train, &p.test);
+  const double serial_objective = serial.epochs.back().train.objective.value();
+  const double serial_accuracy = serial.epochs.back().test->accuracy.value();
   for (const auto policy : {Policy::kRacy, Policy::kAtomic, Policy::kStriped, Policy::kLocked}) {
     for (const int threads : {2, 4}) {
       CAPTURE(to_string(policy));
       CAPTURE(threads);
       config.policy = policy;
       config.threads = threads;
-      const auto parallel = train(config, p.train, &p.test);
-      const double objective = parallel.epochs.back().train->objective;
+      const auto parallel = hogwild::train(config, p.train, &p.test);
+      const double objective = parallel.epochs.back().train.objective.value();
       // Stated margin: 2% of the serial objective, 1 point of test accuracy.
       CHECK(std::abs(objective - serial_objective) / serial_objective < 0.02);
-      CHECK(std::abs(parallel.epochs.back().test->accuracy - serial_accuracy) < 0.01);
+      CHECK(std::abs(parallel.epochs.back().test->accuracy.value() - serial_accuracy) < 0.01);
     }
   }
 }

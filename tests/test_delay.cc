@@ -17,7 +17,6 @@
 #include "hogwild/delay.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
-#include "hogwild/model_trainer.h"
 #include "hogwild/ratings.h"
 #include "hogwild/report.h"
 #include "hogwild/staleness.h"
@@ -136,7 +135,7 @@ TEST_CASE("the delays a run injects pass the chi-square test too") {
     c.simulate = 4;
     c.epochs = 2;
     c.delay = DelaySpec::parse(text);
-    const auto r = train(c, p.train, nullptr);
+    const auto r = hogwild::train(c, p.train, nullptr);
     const auto [stat, df] = chi_square(r.injected_delays, c.delay);
     CHECK(stat < chi2_critical(df));
   }
@@ -160,7 +159,7 @@ TEST_CASE("simulation with const:s measures exactly the staleness the protocol i
       c.epochs = 1;
       c.delay = DelaySpec::parse(fmt_const(s));
       c.staleness_sample = 1.0;
-      const auto r = train(c, p.train, nullptr);
+      const auto r = hogwild::train(c, p.train, nullptr);
       REQUIRE(r.staleness_per_worker.size() == static_cast<std::size_t>(k_workers));
       const std::uint64_t K = k_workers, R = kRounds;
       for (std::uint64_t k = 0; k < K; ++k) {
@@ -195,7 +194,7 @@ TEST_CASE("flush loses no update: every computed update is applied") {
       c.threads = threads;
       c.epochs = 3;
       c.delay = DelaySpec::parse(delay);
-      const auto r = train(c, p.train, nullptr);
+      const auto r = hogwild::train(c, p.train, nullptr);
       CHECK(r.updates_computed == 3 * p.train.rows());  // logistic: every step has an update
       CHECK(r.updates_applied == r.updates_computed);
       std::uint64_t injected = 0;
@@ -214,8 +213,8 @@ TEST_CASE("simulation mode is bit-reproducible") {
   c.staleness_sample = 0.5;
   c.coherence_sample = 0.5;
   c.l2 = 1e-4;
-  const auto a = train(c, p.train, &p.train);
-  const auto b = train(c, p.train, &p.train);
+  const auto a = hogwild::train(c, p.train, &p.train);
+  const auto b = hogwild::train(c, p.train, &p.train);
   CHECK(a.weights == b.weights);
   auto ja = nlohmann::json::parse(to_json(a));
   auto jb = nlohmann::json::parse(to_json(b));
@@ -224,7 +223,7 @@ TEST_CASE("simulation mode is bit-reproducible") {
   strip_timings(jb);
   CHECK(ja.dump() == jb.dump());
   c.seed = 2;
-  CHECK(train(c, p.train, nullptr).weights != a.weights);
+  CHECK(hogwild::train(c, p.train, nullptr).weights != a.weights);
 }
 
 TEST_CASE("delayed least squares still converges to the optimum with a small step") {
@@ -249,14 +248,14 @@ TEST_CASE("delayed least squares still converges to the optimum with a small ste
   };
   const double f_star = 0.5 * (x * w_star - y).squaredNorm() / n + 0.5 * l2 * w_star.squaredNorm();
   TrainConfig c;
-  c.loss = LossKind::kSquared;
+  c.model = hogwild::LinearModel{hogwild::LossKind::kSquared};
   c.l2 = l2;
   c.simulate = 8;
   c.delay = DelaySpec::parse("const:8");
   c.epochs = 200;
-  c.step = 0.05;
-  c.decay = 0.985;
-  const auto r = train(c, p.train, nullptr);
+  c.optimizer.step = 0.05;
+  c.optimizer.decay = 0.985;
+  const auto r = hogwild::train(c, p.train, nullptr);
   const double gap = (objective(r.weights) - f_star) / f_star;
   MESSAGE("delayed least squares: relative objective gap " << gap << ", mean staleness "
                                                            << r.staleness.updates.mean());
@@ -270,7 +269,7 @@ TEST_CASE("coherence: consecutive gradients of one worker are measured and bound
   c.threads = 2;
   c.epochs = 2;
   c.coherence_sample = 1.0;
-  const auto r = train(c, p.train, nullptr);
+  const auto r = hogwild::train(c, p.train, nullptr);
   REQUIRE(r.coherence.size() == 20);  // 10 windows per epoch
   for (const auto& point : r.coherence) {
     CHECK(point.cosine >= -1.0);
@@ -279,7 +278,7 @@ TEST_CASE("coherence: consecutive gradients of one worker are measured and bound
   }
   CHECK(r.coherence.back().update == 2 * p.train.rows());
   c.coherence_sample = 0;
-  CHECK(train(c, p.train, nullptr).coherence.empty());
+  CHECK(hogwild::train(c, p.train, nullptr).coherence.empty());
 }
 
 TEST_CASE("sampling between plain stretches picks the same updates as stepping one by one") {
@@ -294,16 +293,16 @@ TEST_CASE("sampling between plain stretches picks the same updates as stepping o
         CAPTURE(rate);
         CAPTURE(lag);
         TrainConfig c;
-        c.loss = loss;
+        c.model = hogwild::LinearModel{loss};
         c.epochs = 2;
         c.staleness_sample = rate;
         c.coherence_sample = rate / 2;
         c.coherence_lag = lag;
         c.threads = 1;
-        const auto threaded = train(c, p.train, nullptr);
+        const auto threaded = hogwild::train(c, p.train, nullptr);
         c.threads = 0;
         c.simulate = 1;
-        const auto stepped = train(c, p.train, nullptr);
+        const auto stepped = hogwild::train(c, p.train, nullptr);
         CHECK(threaded.weights == stepped.weights);
         CHECK(threaded.staleness.updates.count() == stepped.staleness.updates.count());
         CHECK(threaded.staleness.updates.count() > 0);
@@ -427,14 +426,14 @@ TEST_CASE(
       CAPTURE(s);
       constexpr std::uint64_t R = 10;
       const auto p = softmax_problem(R * static_cast<std::size_t>(k_workers));
-      ModelConfig c;
-      c.model = ModelKind::kSoftmax;
+      TrainConfig c;
+      c.model = hogwild::SoftmaxModel{};
       c.simulate = k_workers;
-      c.batch = 1;
+      c.schedule = hogwild::ScheduleSpec{.batch = static_cast<std::uint32_t>(1)};
       c.epochs = 1;
       c.delay = DelaySpec::parse("const:" + std::to_string(s));
       c.staleness_sample = 1;
-      const auto r = train_model(c, p.train, nullptr);
+      const auto r = hogwild::train(c, p.train, nullptr);
       REQUIRE(r.staleness_per_worker.size() == static_cast<std::size_t>(k_workers));
       const std::uint64_t K = static_cast<std::uint64_t>(k_workers);
       for (std::uint64_t k = 0; k < K; ++k) {
@@ -455,17 +454,17 @@ TEST_CASE(
 
 TEST_CASE("model trainer: every computed update is applied, at several thread counts") {
   const auto p = softmax_problem(3000);
-  for (const auto model : {ModelKind::kSoftmax}) {
+  for (const auto model : {hogwild::SoftmaxModel{}}) {
     for (const char* delay : {"none", "const:5", "geometric:0.3"}) {
       for (const int threads : {1, 2, 4}) {
         CAPTURE(delay);
         CAPTURE(threads);
-        ModelConfig c;
+        TrainConfig c;
         c.model = model;
         c.threads = threads;
         c.epochs = 2;
         c.delay = DelaySpec::parse(delay);
-        const auto r = train_model(c, p.train, nullptr);
+        const auto r = hogwild::train(c, p.train, nullptr);
         const std::uint64_t expected = 2 * ((3000 + 16 * threads - 1) / 16);  // >= batches
         CHECK(r.updates_computed > 0);
         CHECK(r.updates_computed <= expected);
@@ -480,29 +479,29 @@ TEST_CASE("model trainer: every computed update is applied, at several thread co
   g.rank = 4;
   g.density = 0.2;
   const auto ratings = generate_ratings(g);
-  ModelConfig c;
-  c.model = ModelKind::kFactorisation;
-  c.rank = 4;
+  TrainConfig c;
+  c.model = hogwild::FactorisationModel{};
+  std::get<hogwild::FactorisationModel>(c.model).rank = 4;
   c.threads = 2;
   c.epochs = 2;
   c.delay = DelaySpec::parse("uniform:8");
-  const auto r = train_model(c, ratings.train, nullptr);
+  const auto r = hogwild::train(c, ratings.train, nullptr);
   CHECK(r.updates_applied == r.updates_computed);
   CHECK(r.updates_computed == 2 * ratings.train.size());
 }
 
 TEST_CASE("model trainer: simulation mode is bit-reproducible and measures coherence") {
   const auto p = softmax_problem(2000);
-  ModelConfig c;
-  c.model = ModelKind::kSoftmax;
+  TrainConfig c;
+  c.model = hogwild::SoftmaxModel{};
   c.simulate = 8;
   c.epochs = 2;
   c.optimizer.kind = OptimizerKind::kAdam;
   c.delay = DelaySpec::parse("geometric:0.2");
   c.staleness_sample = 0.5;
   c.coherence_sample = 0.5;
-  const auto a = train_model(c, p.train, nullptr);
-  const auto b = train_model(c, p.train, nullptr);
+  const auto a = hogwild::train(c, p.train, nullptr);
+  const auto b = hogwild::train(c, p.train, nullptr);
   CHECK(a.weights == b.weights);
   auto ja = nlohmann::json::parse(to_json(a));
   auto jb = nlohmann::json::parse(to_json(b));

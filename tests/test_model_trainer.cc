@@ -8,8 +8,9 @@
 
 #include "engine/rng.h"
 #include "hogwild/error.h"
-#include "hogwild/model_trainer.h"
 #include "hogwild/ratings.h"
+#include "hogwild/report.h"
+#include "hogwild/trainer.h"
 
 using namespace hogwild;
 
@@ -39,8 +40,8 @@ DenseDataset blobs(std::size_t rows, std::uint64_t seed, bool ring = false) {
   return d;
 }
 
-ModelConfig quick(ModelKind model, int threads = 2) {
-  ModelConfig c;
+TrainConfig quick(hogwild::ModelSpec model, int threads = 2) {
+  TrainConfig c;
   c.model = model;
   c.threads = threads;
   c.epochs = 5;
@@ -58,12 +59,12 @@ TEST_CASE("softmax on dense features learns under every policy and thread count"
       if (policy == Policy::kSerial && threads > 1) continue;
       CAPTURE(to_string(policy));
       CAPTURE(threads);
-      auto c = quick(ModelKind::kSoftmax, threads);
+      auto c = quick(hogwild::SoftmaxModel{}, threads);
       c.policy = policy;
-      const auto report = train_model(c, train, &test);
+      const auto report = hogwild::train(c, train, &test);
       REQUIRE(report.epochs.size() == 6);
-      CHECK(*report.epochs.back().test_accuracy > 0.9);
-      CHECK(report.epochs.back().train_loss < report.epochs.front().train_loss);
+      CHECK(*report.epochs.back().test->accuracy > 0.9);
+      CHECK(report.epochs.back().train.loss < report.epochs.front().train.loss);
     }
   }
 }
@@ -74,28 +75,28 @@ TEST_CASE("every optimiser trains softmax regression") {
   for (const auto kind : {OptimizerKind::kSgd, OptimizerKind::kMomentum, OptimizerKind::kNesterov,
                           OptimizerKind::kAdagrad, OptimizerKind::kRmsprop, OptimizerKind::kAdam}) {
     CAPTURE(to_string(kind));
-    auto c = quick(ModelKind::kSoftmax);
+    auto c = quick(hogwild::SoftmaxModel{});
     c.optimizer.kind = kind;
     if (kind == OptimizerKind::kAdam || kind == OptimizerKind::kRmsprop) c.optimizer.step = 0.01;
     c.optimizer.clip_norm = kind == OptimizerKind::kSgd ? 5.0 : 0.0;
-    const auto report = train_model(c, train, &test);
-    CHECK(*report.epochs.back().test_accuracy > 0.9);
+    const auto report = hogwild::train(c, train, &test);
+    CHECK(*report.epochs.back().test->accuracy > 0.9);
   }
 }
 
 TEST_CASE("the MLP separates what softmax regression cannot") {
   const auto train = blobs(3000, 5, true);
   const auto test = blobs(1000, 6, true);
-  auto c = quick(ModelKind::kMlp);
-  c.hidden = {16, 8};
+  auto c = quick(hogwild::MlpModel{});
+  std::get<hogwild::MlpModel>(c.model).hidden = {16, 8};
   c.epochs = 15;
   c.optimizer.kind = OptimizerKind::kMomentum;
-  const auto mlp = train_model(c, train, &test);
-  CHECK(*mlp.epochs.back().test_accuracy > 0.9);
-  c.model = ModelKind::kSoftmax;
-  const auto linear = train_model(c, train, &test);
-  CHECK(*linear.epochs.back().test_accuracy < 0.75);
-  CHECK(mlp.dataset.parameters == 2 * 16 + 16 + 16 * 8 + 8 + 8 * 2 + 2);
+  const auto mlp = hogwild::train(c, train, &test);
+  CHECK(*mlp.epochs.back().test->accuracy > 0.9);
+  c.model = hogwild::SoftmaxModel{};
+  const auto linear = hogwild::train(c, train, &test);
+  CHECK(*linear.epochs.back().test->accuracy < 0.75);
+  CHECK(mlp.data.parameters == 2 * 16 + 16 + 16 * 8 + 8 + 8 * 2 + 2);
 }
 
 TEST_CASE("sparse softmax maps any label values to classes and keeps the mapping") {
@@ -111,18 +112,19 @@ TEST_CASE("sparse softmax maps any label values to classes and keeps the mapping
     (i < 900 ? train : test).append(idx, val, values[c]);
   }
   train.num_features = test.num_features = 23;
-  const auto report = train_model(quick(ModelKind::kSoftmax), train, &test);
-  CHECK(report.class_labels == std::vector<double>{-1, 3, 7});
-  CHECK(*report.epochs.back().test_accuracy > 0.95);
+  const auto report = hogwild::train(quick(hogwild::SoftmaxModel{}), train, &test);
+  CHECK(report.labels == std::vector<double>{-1, 3, 7});
+  CHECK(*report.epochs.back().test->accuracy > 0.95);
   const auto json = nlohmann::json::parse(to_json(report));
   CHECK(json["classes"] == nlohmann::json::array({-1.0, 3.0, 7.0}));
   test.labels[5] = 4.0f;
   CHECK_THROWS_WITH_AS(
-      train_model(quick(ModelKind::kSoftmax), train, &test),
+      hogwild::train(quick(hogwild::SoftmaxModel{}), train, &test),
       doctest::Contains("expected labels among the 3 training classes, found 4 in example 6"),
       InputError);
-  CHECK_THROWS_WITH_AS(train_model(quick(ModelKind::kMlp), train, &test),
-                       doctest::Contains("--model: expected softmax for LIBSVM data"), InputError);
+  CHECK_THROWS_WITH_AS(
+      hogwild::train(quick(hogwild::MlpModel{}), train, &test),
+      doctest::Contains("--model: expected a linear model or softmax for LIBSVM data"), InputError);
 }
 
 TEST_CASE("factorisation recovers a planted low-rank matrix to the noise level") {
@@ -135,15 +137,15 @@ TEST_CASE("factorisation recovers a planted low-rank matrix to the noise level")
   g.test_fraction = 0.1;
   const auto problem = generate_ratings(g);
   for (const int threads : {1, 2}) {
-    auto c = quick(ModelKind::kFactorisation, threads);
-    c.rank = 3;
+    auto c = quick(hogwild::FactorisationModel{}, threads);
+    std::get<hogwild::FactorisationModel>(c.model).rank = 3;
     c.epochs = 15;
-    const auto report = train_model(c, problem.train, &problem.test);
+    const auto report = hogwild::train(c, problem.train, &problem.test);
     const auto& last = report.epochs.back();
-    CAPTURE(*last.test_rmse);
-    CHECK(*last.test_rmse < 1.1 * g.noise);
-    CHECK(*last.train_rmse < *report.epochs.front().train_rmse);
-    CHECK_FALSE(last.test_accuracy);
+    CAPTURE(*last.test->rmse);
+    CHECK(*last.test->rmse < 1.1 * g.noise);
+    CHECK(*last.train.rmse < *report.epochs.front().train.rmse);
+    CHECK_FALSE(last.test->accuracy);
     const auto json = nlohmann::json::parse(to_json(report));
     for (const char* key : {"config", "dataset", "epochs", "samples_per_second", "final"}) {
       CHECK(json.contains(key));
@@ -160,50 +162,50 @@ TEST_CASE("a diverging run stops with DivergenceError, and bad options name them
   g.items = 100;
   g.rank = 2;
   const auto problem = generate_ratings(g);
-  auto c = quick(ModelKind::kFactorisation);
+  auto c = quick(hogwild::FactorisationModel{});
   c.optimizer.step = 50;
   c.optimizer.schedule = Schedule::kConstant;
-  CHECK_THROWS_WITH_AS(train_model(c, problem.train, nullptr), doctest::Contains("diverged"),
+  CHECK_THROWS_WITH_AS(hogwild::train(c, problem.train, nullptr), doctest::Contains("diverged"),
                        DivergenceError);
   // The bound is --divergence-factor times the initial loss: resumed from a state that says the
   // initial loss was 1e-6, the first epoch's loss (about 0.1 or more) is beyond 2x it.
-  c = quick(ModelKind::kSoftmax, 1);
+  c = quick(hogwild::SoftmaxModel{}, 1);
   c.epochs = 1;
   const auto blob = blobs(200, 3);
-  const ModelReport first = train_model(c, blob, nullptr);
+  const Report first = hogwild::train(c, blob, nullptr);
   TrainState state;
   state.epoch = 1;
   state.initial_loss = 1e-6;
   state.weights = first.weights;
   c.epochs = 2;
   c.divergence_factor = 2;
-  CHECK_THROWS_WITH_AS(train_model(c, blob, nullptr, {}, &state),
+  CHECK_THROWS_WITH_AS(hogwild::train(c, blob, nullptr, {}, &state),
                        doctest::Contains("beyond 2x its initial"), DivergenceError);
   c.divergence_factor = 1;
-  CHECK_THROWS_WITH_AS(train_model(c, blob, nullptr),
+  CHECK_THROWS_WITH_AS(hogwild::train(c, blob, nullptr),
                        "--divergence-factor: expected a factor > 1, found 1", InputError);
-  c = quick(ModelKind::kMlp);
-  c.hidden = {};
+  c = quick(hogwild::MlpModel{});
+  std::get<hogwild::MlpModel>(c.model).hidden = {};
   const auto data = blobs(50, 1);
-  CHECK_THROWS_WITH_AS(train_model(c, data, nullptr), doctest::Contains("--hidden"), InputError);
-  c = quick(ModelKind::kSoftmax);
+  CHECK_THROWS_WITH_AS(hogwild::train(c, data, nullptr), doctest::Contains("--hidden"), InputError);
+  c = quick(hogwild::SoftmaxModel{});
   c.epochs = 0;
-  CHECK_THROWS_WITH_AS(train_model(c, data, nullptr), "--epochs: expected at least 1, found 0",
+  CHECK_THROWS_WITH_AS(hogwild::train(c, data, nullptr), "--epochs: expected at least 1, found 0",
                        InputError);
-  CHECK_THROWS_WITH_AS(parse_model_kind("svm"), doctest::Contains("--model: expected one of"),
+  CHECK_THROWS_WITH_AS(parse_model("svm"), doctest::Contains("--model: expected one of"),
                        InputError);
 }
 
 TEST_CASE("serial runs are reproducible for a seed, and the JSON repeats the resolved config") {
   const auto train = blobs(600, 9);
-  auto c = quick(ModelKind::kMlp, 1);
+  auto c = quick(hogwild::MlpModel{}, 1);
   c.policy = Policy::kSerial;
-  c.hidden = {8};
-  const auto a = train_model(c, train, nullptr);
-  const auto b = train_model(c, train, nullptr);
+  std::get<hogwild::MlpModel>(c.model).hidden = {8};
+  const auto a = hogwild::train(c, train, nullptr);
+  const auto b = hogwild::train(c, train, nullptr);
   CHECK(a.weights == b.weights);
   c.seed = 2;
-  CHECK(train_model(c, train, nullptr).weights != a.weights);
+  CHECK(hogwild::train(c, train, nullptr).weights != a.weights);
   const auto json = nlohmann::json::parse(to_json(a));
   CHECK(json["config"]["batch"] == 32);
   CHECK(json["config"]["optimizer"] == "sgd");

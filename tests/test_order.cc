@@ -14,8 +14,8 @@
 #include "hogwild/dense_dataset.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
-#include "hogwild/model_trainer.h"
 #include "hogwild/ratings.h"
+#include "hogwild/report.h"
 #include "hogwild/trainer.h"
 
 using namespace hogwild;
@@ -157,7 +157,7 @@ TEST_CASE("blocks of shuffled storage reach the accuracy of a permutation of row
   TrainConfig c;
   c.epochs = 5;
   c.policy = Policy::kSerial;
-  const auto rows = train(c, sorted, &p.test);
+  const auto rows = hogwild::train(c, sorted, &p.test);
   Dataset stored = sorted;
   shuffle_rows(stored, c.seed);
   c.block_rows = TrainConfig::kDefaultBlockRows;
@@ -166,18 +166,19 @@ TEST_CASE("blocks of shuffled storage reach the accuracy of a permutation of row
   for (const int workers : {1, 2, 4}) {
     CAPTURE(workers);
     c.simulate = workers == 1 ? 0 : workers;
-    const auto blocks = train(c, stored, &p.test);
-    CHECK(blocks.epochs.back().test->accuracy ==
-          doctest::Approx(rows.epochs.back().test->accuracy).epsilon(0.005));
-    CHECK(blocks.epochs.back().train->objective ==
-          doctest::Approx(rows.epochs.back().train->objective).epsilon(0.02));
+    const auto blocks = hogwild::train(c, stored, &p.test);
+    CHECK(blocks.epochs.back().test->accuracy.value() ==
+          doctest::Approx(rows.epochs.back().test->accuracy.value()).epsilon(0.005));
+    CHECK(blocks.epochs.back().train.objective.value() ==
+          doctest::Approx(rows.epochs.back().train.objective.value()).epsilon(0.02));
   }
   // Blocks over the sorted storage itself (no shuffle): runs of one label, and a visibly worse
   // model: the reason the CLI shuffles the storage first.
   c.simulate = 0;
   c.block_rows = 1000;
-  const auto unshuffled = train(c, sorted, &p.test);
-  CHECK(unshuffled.epochs.back().train->objective > rows.epochs.back().train->objective * 2);
+  const auto unshuffled = hogwild::train(c, sorted, &p.test);
+  CHECK(unshuffled.epochs.back().train.objective.value() >
+        rows.epochs.back().train.objective.value() * 2);
 }
 
 TEST_CASE("racy at one thread matches serial bit for bit in block order") {
@@ -193,13 +194,13 @@ TEST_CASE("racy at one thread matches serial bit for bit in block order") {
   c.block_rows = 64;
   c.replicate = 0;
   c.policy = Policy::kSerial;
-  const auto serial = train(c, p.train, nullptr);
+  const auto serial = hogwild::train(c, p.train, nullptr);
   c.policy = Policy::kRacy;
   c.threads = 1;
-  const auto racy = train(c, p.train, nullptr);
+  const auto racy = hogwild::train(c, p.train, nullptr);
   CHECK(racy.weights == serial.weights);
   c.block_rows = 0;
-  const auto permuted = train(c, p.train, nullptr);
+  const auto permuted = hogwild::train(c, p.train, nullptr);
   CHECK(permuted.weights != serial.weights);
 }
 
@@ -247,27 +248,27 @@ TEST_CASE("model trainer: blocks of shuffled storage reach the accuracy and rmse
   shuffle_rows(stored, 1);
   CHECK(examples(stored) == examples(sorted));  // every example kept with its label
   CHECK(stored.labels != sorted.labels);        // and moved
-  ModelConfig c;
-  c.model = ModelKind::kSoftmax;
+  TrainConfig c;
+  c.model = hogwild::SoftmaxModel{};
   c.epochs = 4;
   c.policy = Policy::kSerial;
-  const auto rows = train_model(c, sorted, nullptr);
+  const auto rows = hogwild::train(c, sorted, nullptr);
   c.block_rows = 64;
   // One worker, then 3 virtual workers in lockstep: deterministic.
   for (const int workers : {1, 3}) {
     CAPTURE(workers);
     c.simulate = workers == 1 ? 0 : workers;
-    const auto blocks = train_model(c, stored, nullptr);
+    const auto blocks = hogwild::train(c, stored, nullptr);
     CHECK(blocks.config.block_rows == 64);
     CHECK(blocks.samples == 4 * sorted.rows());  // every example once per epoch
-    CHECK(*blocks.epochs.back().train_accuracy ==
-          doctest::Approx(*rows.epochs.back().train_accuracy).epsilon(0.01));
+    CHECK(blocks.epochs.back().train.accuracy.value() ==
+          doctest::Approx(rows.epochs.back().train.accuracy.value()).epsilon(0.01));
   }
   // Blocks over the sorted storage: runs of one class, and a visibly worse model.
   c.simulate = 0;
   c.block_rows = 1500;
-  const auto unshuffled = train_model(c, sorted, nullptr);
-  CHECK(unshuffled.epochs.back().train_loss > rows.epochs.back().train_loss * 1.3);
+  const auto unshuffled = hogwild::train(c, sorted, nullptr);
+  CHECK(unshuffled.epochs.back().train.loss > rows.epochs.back().train.loss * 1.3);
 
   // Factorisation over ratings sorted by user.
   RatingsGeneratorConfig g;
@@ -275,14 +276,14 @@ TEST_CASE("model trainer: blocks of shuffled storage reach the accuracy and rmse
   g.items = 200;
   g.seed = 4;
   Ratings ratings = generate_ratings(g).train;
-  ModelConfig mf;
-  mf.model = ModelKind::kFactorisation;
+  TrainConfig mf;
+  mf.model = hogwild::FactorisationModel{};
   mf.policy = Policy::kSerial;
   mf.epochs = 5;
-  const auto mf_rows = train_model(mf, ratings, nullptr);
+  const auto mf_rows = hogwild::train(mf, ratings, nullptr);
   shuffle_rows(ratings, 2);
   mf.block_rows = 128;
-  const auto mf_blocks = train_model(mf, ratings, nullptr);
-  CHECK(*mf_blocks.epochs.back().train_rmse ==
-        doctest::Approx(*mf_rows.epochs.back().train_rmse).epsilon(0.05));
+  const auto mf_blocks = hogwild::train(mf, ratings, nullptr);
+  CHECK(*mf_blocks.epochs.back().train.rmse ==
+        doctest::Approx(*mf_rows.epochs.back().train.rmse).epsilon(0.05));
 }

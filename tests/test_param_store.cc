@@ -114,15 +114,15 @@ TEST_CASE("racy with one thread equals serial bit for bit") {
   for (const auto loss : {LossKind::kLogistic, LossKind::kHinge, LossKind::kSquared}) {
     for (const double l2 : {0.0, 1e-3}) {
       TrainConfig config;
-      config.loss = loss;
+      config.model = hogwild::LinearModel{loss};
       config.l2 = l2;
       config.epochs = 3;
-      config.step = 0.1;
+      config.optimizer.step = 0.1;
       config.policy = Policy::kSerial;
-      const auto serial = train(config, problem.train, nullptr);
+      const auto serial = hogwild::train(config, problem.train, nullptr);
       config.policy = Policy::kRacy;
       config.threads = 1;
-      const auto racy = train(config, problem.train, nullptr);
+      const auto racy = hogwild::train(config, problem.train, nullptr);
       REQUIRE(serial.weights.size() == racy.weights.size());
       CHECK(std::memcmp(serial.weights.data(), racy.weights.data(),
                         serial.weights.size() * sizeof(float)) == 0);

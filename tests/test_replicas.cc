@@ -43,18 +43,18 @@ TEST_CASE("one worker with a replica follows the serial run") {
   c.epochs = 3;
   c.l2 = 1e-5;
   c.policy = Policy::kSerial;
-  const auto serial = train(c, p.train, nullptr);
+  const auto serial = hogwild::train(c, p.train, nullptr);
   c.policy = Policy::kRacy;
   c.threads = 1;
   for (const int merge_every : {1, 7, 1024, 1 << 20}) {
     CAPTURE(merge_every);
     c.replicate = merge_every;
-    const auto replicated = train(c, p.train, nullptr);
+    const auto replicated = hogwild::train(c, p.train, nullptr);
     CHECK(replicated.config.replicate == merge_every);
     CHECK(relative_distance(replicated.weights, serial.weights) < 1e-4);
     CHECK(replicated.updates_applied == replicated.updates_computed);
-    CHECK(replicated.epochs.back().train->objective ==
-          doctest::Approx(serial.epochs.back().train->objective).epsilon(1e-5));
+    CHECK(replicated.epochs.back().train.objective.value() ==
+          doctest::Approx(serial.epochs.back().train.objective.value()).epsilon(1e-5));
   }
 }
 
@@ -68,10 +68,10 @@ namespace {
 // merge that lost changes would leave the objective far above this bound. How close replicas
 // come on an idle machine is measured by bench/replicas.sh.
 void check_progress(const Report& r, const Report& serial) {
-  INFO("objective " << r.epochs.back().train->objective << ", serial after 1 epoch "
-                    << serial.epochs[1].train->objective << ", after 8 "
-                    << serial.epochs.back().train->objective);
-  CHECK(r.epochs.back().train->objective <= serial.epochs[1].train->objective);
+  INFO("objective " << r.epochs.back().train.objective.value() << ", serial after 1 epoch "
+                    << serial.epochs[1].train.objective.value() << ", after 8 "
+                    << serial.epochs.back().train.objective.value());
+  CHECK(r.epochs.back().train.objective.value() <= serial.epochs[1].train.objective.value());
 }
 
 }  // namespace
@@ -82,7 +82,7 @@ TEST_CASE("replicas at several thread counts progress as the serial run and lose
   c.epochs = 8;
   c.l2 = 1e-5;
   c.policy = Policy::kSerial;
-  const auto serial = train(c, p.train, &p.test);
+  const auto serial = hogwild::train(c, p.train, &p.test);
   for (const auto policy : {Policy::kRacy, Policy::kAtomic}) {
     for (const int threads : {2, 3, 4}) {
       // Merging every M samples delays a worker's updates by up to M (K - 1) updates of the
@@ -96,7 +96,7 @@ TEST_CASE("replicas at several thread counts progress as the serial run and lose
         c.threads = threads;
         c.replicate = merge_every;
         c.staleness_sample = 0.05;
-        const auto r = train(c, p.train, &p.test);
+        const auto r = hogwild::train(c, p.train, &p.test);
         check_progress(r, serial);
         CHECK(r.updates_applied == r.updates_computed);
         std::uint64_t samples = 0;
@@ -117,12 +117,12 @@ TEST_CASE("replicas as auto sets them progress as the serial run") {
   c.epochs = 8;
   c.l2 = 1e-5;
   c.policy = Policy::kSerial;
-  const auto serial = train(c, p.train, &p.test);
+  const auto serial = hogwild::train(c, p.train, &p.test);
   c.policy = Policy::kRacy;
   for (const int threads : {2, 3, 4}) {
     CAPTURE(threads);
     c.threads = threads;
-    const auto r = train(c, p.train, &p.test);
+    const auto r = hogwild::train(c, p.train, &p.test);
     CHECK(r.config.replicate == 2048 / (threads - 1));
     check_progress(r, serial);
     CHECK(r.updates_applied == r.updates_computed);

@@ -16,7 +16,6 @@
 #include "hogwild/clock.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
-#include "hogwild/model_trainer.h"
 #include "hogwild/ratings.h"
 #include "hogwild/report.h"
 #include "hogwild/schedule.h"
@@ -132,7 +131,7 @@ TEST_CASE("fixed:B: every update has exactly B samples") {
       c.threads = threads;
       c.epochs = 2;
       c.schedule = ScheduleSpec::parse("fixed:" + std::to_string(b));
-      const auto r = train(c, p.train, nullptr);
+      const auto r = hogwild::train(c, p.train, nullptr);
       CHECK(r.batch_sizes.count() == 2 * 4800 / b);
       CHECK(r.batch_sizes.buckets().size() == 1);
       CHECK(r.batch_sizes.quantile(0) == b);
@@ -148,10 +147,10 @@ TEST_CASE("a sum update with step eta/B equals a mean update with step eta") {
   c.policy = Policy::kSerial;
   c.epochs = 2;
   c.schedule = ScheduleSpec::parse("fixed:10");
-  const auto mean = train(c, p.train, nullptr);
-  c.schedule.mean = false;
-  c.step /= 10;
-  const auto sum = train(c, p.train, nullptr);
+  const auto mean = hogwild::train(c, p.train, nullptr);
+  c.schedule->mean = false;
+  c.optimizer.step = 0.05;  // the linear default 0.5 over the batch of 10
+  const auto sum = hogwild::train(c, p.train, nullptr);
   for (std::size_t j = 0; j < mean.weights.size(); ++j) {
     REQUIRE(sum.weights[j] == doctest::Approx(mean.weights[j]).epsilon(1e-4));
   }
@@ -171,7 +170,7 @@ TEST_CASE("time windows on a manual clock: a worker at speed s fills exactly s o
     c.epochs = 2;
     c.schedule = ScheduleSpec::parse("time:100us");
     ManualClocks clocks(1000);
-    const auto r = train(c, p.train, nullptr, clocks.callbacks<Callbacks>());
+    const auto r = hogwild::train(c, p.train, nullptr, clocks.callbacks<Callbacks>());
     REQUIRE(r.workers.size() == c.speed.speeds.size());
     check_speeds(r, c.speed.speeds, clocks, 2 * 20000);
   }
@@ -188,7 +187,7 @@ TEST_CASE("time windows on a manual clock end at the first sample at or past W")
     c.epochs = 2;
     c.schedule = ScheduleSpec::parse("time:200us");
     ManualClocks clocks(3000);
-    const auto r = train(c, p.train, nullptr, clocks.callbacks<Callbacks>());
+    const auto r = hogwild::train(c, p.train, nullptr, clocks.callbacks<Callbacks>());
     check_windows(r, 67, 3000, 2);
   }
 }
@@ -240,7 +239,7 @@ TEST_CASE("delayed minibatches: every computed update is applied") {
       c.schedule = ScheduleSpec::parse(schedule);
       c.delay = DelaySpec::parse("uniform:6");
       c.staleness_sample = 1;
-      const auto r = train(c, p.train, nullptr);
+      const auto r = hogwild::train(c, p.train, nullptr);
       CHECK(r.updates_applied == r.updates_computed);
       CHECK(r.batch_sizes.count() == r.updates_applied);
       std::uint64_t samples = 0;
@@ -262,7 +261,7 @@ TEST_CASE("dynamic sharding: every sample once, at several thread counts") {
     c.threads = threads;
     c.epochs = 2;
     c.dynamic_sharding = true;
-    const auto r = train(c, p.train, nullptr);
+    const auto r = hogwild::train(c, p.train, nullptr);
     REQUIRE(r.workers.size() == static_cast<std::size_t>(threads));
     std::uint64_t samples = 0;
     for (const auto& w : r.workers) samples += w.samples;
@@ -349,14 +348,14 @@ TEST_CASE("model trainer, fixed:B: every update has exactly B samples") {
         CAPTURE(threads);
         CAPTURE(b);
         CAPTURE(dynamic);
-        ModelConfig c;
-        c.model = ModelKind::kSoftmax;
+        TrainConfig c;
+        c.model = hogwild::SoftmaxModel{};
         c.threads = threads;
         c.epochs = 2;
         c.schedule = ScheduleSpec::parse("fixed:" + std::to_string(b));
         c.dynamic_sharding = dynamic;
-        const auto r = train_model(c, dense, nullptr);
-        CHECK(r.config.batch == b);
+        const auto r = hogwild::train(c, dense, nullptr);
+        CHECK(r.config.schedule->batch == b);
         CHECK(r.batch_sizes.count() == 2 * 5120 / b);
         CHECK(r.batch_sizes.buckets().size() == 1);
         CHECK(r.batch_sizes.quantile(0) == b);
@@ -370,12 +369,12 @@ TEST_CASE("model trainer, fixed:B: every update has exactly B samples") {
   }
   // Factorisation (sparse rows): batches of 4 within each worker's slice, the last one of a
   // slice holding what is left.
-  ModelConfig c;
-  c.model = ModelKind::kFactorisation;
+  TrainConfig c;
+  c.model = hogwild::FactorisationModel{};
   c.threads = 2;
   c.epochs = 1;
-  c.batch = 4;
-  const auto r = train_model(c, mf, nullptr);
+  c.schedule = hogwild::ScheduleSpec{.batch = static_cast<std::uint32_t>(4)};
+  const auto r = hogwild::train(c, mf, nullptr);
   const std::size_t n = mf.size();
   const std::size_t slices[] = {n / 2, n - n / 2};
   std::uint64_t expected = 0;
@@ -403,22 +402,22 @@ TEST_CASE("model trainer: a mean time window on one thread is the serial full-wi
         CAPTURE(segments);
         CAPTURE(is_sparse);
         CAPTURE(mean);
-        ModelConfig c;
-        c.model = ModelKind::kSoftmax;
+        TrainConfig c;
+        c.model = hogwild::SoftmaxModel{};
         c.threads = 1;
         c.epochs = 3;
         c.seed = 11;
         c.optimizer.schedule = Schedule::kConstant;
         c.schedule = ScheduleSpec::parse("time:3600s");
-        c.schedule.max_batch = static_cast<std::uint32_t>(n);
-        c.schedule.mean = mean;
+        c.schedule->max_batch = static_cast<std::uint32_t>(n);
+        c.schedule->mean = mean;
         c.evals_per_epoch = segments;
         const double eta = 0.5;
         const std::size_t window = n / static_cast<std::size_t>(segments);
         // A sum update with step eta / window is the mean update with step eta.
         c.optimizer.step = mean ? eta : eta / static_cast<double>(window);
-        const auto r =
-            is_sparse ? train_model(c, problem.train, nullptr) : train_model(c, data, nullptr);
+        const auto r = is_sparse ? hogwild::train(c, problem.train, nullptr)
+                                 : hogwild::train(c, data, nullptr);
         REQUIRE(r.batch_sizes.count() == static_cast<std::uint64_t>(3 * segments));
         CHECK(r.batch_sizes.mean() == doctest::Approx(static_cast<double>(window)));
         CHECK(r.batch_sizes.max() == window);
@@ -467,19 +466,19 @@ TEST_CASE("model trainer, time windows on a manual clock: speed s fills exactly 
   // As for the linear kernel: 1 us a sample, W = 100 us; a window's chunks are sized from the
   // time per sample so far and still end exactly at W.
   const auto data = blobs(8000, 20, 5, 2);
-  for (const auto model : {ModelKind::kSoftmax, ModelKind::kMlp}) {
+  for (const hogwild::ModelSpec& model :
+       {hogwild::ModelSpec{hogwild::SoftmaxModel{}}, hogwild::ModelSpec{hogwild::MlpModel{{32}}}}) {
     for (const char* speeds : {"1,0.5", "1,0.5,0.25,1"}) {
-      CAPTURE(to_string(model));
+      CAPTURE(hogwild::model_name(model));
       CAPTURE(speeds);
-      ModelConfig c;
+      TrainConfig c;
       c.model = model;
-      c.hidden = {32};
       c.speed.parse_speeds(speeds);
       c.threads = static_cast<int>(c.speed.speeds.size());
       c.epochs = 1;
       c.schedule = ScheduleSpec::parse("time:100us");
       ManualClocks clocks(1000);
-      const auto r = train_model(c, data, nullptr, clocks.callbacks<ModelCallbacks>());
+      const auto r = hogwild::train(c, data, nullptr, clocks.callbacks<Callbacks>());
       REQUIRE(r.workers.size() == c.speed.speeds.size());
       check_speeds(r, c.speed.speeds, clocks, 8000);
     }
@@ -491,19 +490,21 @@ TEST_CASE("model trainer, time windows on a manual clock end at the first sample
   // dense and a sparse-gradient model, at one and two threads.
   const auto dense = blobs(6000, 20, 4, 3);
   const auto mf = ratings(300, 200);
-  for (const auto model : {ModelKind::kSoftmax, ModelKind::kFactorisation}) {
+  for (const hogwild::ModelSpec& model : {hogwild::ModelSpec{hogwild::SoftmaxModel{}},
+                                          hogwild::ModelSpec{hogwild::FactorisationModel{}}}) {
     for (const int threads : {1, 2}) {
-      CAPTURE(to_string(model));
+      CAPTURE(hogwild::model_name(model));
       CAPTURE(threads);
-      ModelConfig c;
+      TrainConfig c;
       c.model = model;
       c.threads = threads;
       c.epochs = 2;
       c.schedule = ScheduleSpec::parse("time:200us");
       ManualClocks clocks(3000);
-      const auto callbacks = clocks.callbacks<ModelCallbacks>();
-      const auto r = model == ModelKind::kSoftmax ? train_model(c, dense, nullptr, callbacks)
-                                                  : train_model(c, mf, nullptr, callbacks);
+      const auto callbacks = clocks.callbacks<Callbacks>();
+      const auto r = std::holds_alternative<hogwild::SoftmaxModel>(model)
+                         ? hogwild::train(c, dense, nullptr, callbacks)
+                         : hogwild::train(c, mf, nullptr, callbacks);
       check_windows(r, 67, 3000, 2);
     }
   }
@@ -531,16 +532,17 @@ TEST_CASE("pauses and stragglers on a manual clock cost what was drawn, in both 
           c.threads = 2;
           c.schedule = ScheduleSpec::parse(schedule);
           c.speed = *speed;
-          for (const auto& w : train(c, p.train, nullptr, clocks.callbacks<Callbacks>()).workers)
+          for (const auto& w :
+               hogwild::train(c, p.train, nullptr, clocks.callbacks<Callbacks>()).workers)
             samples.push_back(w.samples);
         } else {
-          ModelConfig c;
-          c.model = ModelKind::kSoftmax;
+          TrainConfig c;
+          c.model = hogwild::SoftmaxModel{};
           c.threads = 2;
           c.schedule = ScheduleSpec::parse(schedule);
           c.speed = *speed;
           for (const auto& w :
-               train_model(c, dense, nullptr, clocks.callbacks<ModelCallbacks>()).workers)
+               hogwild::train(c, dense, nullptr, clocks.callbacks<Callbacks>()).workers)
             samples.push_back(w.samples);
         }
         REQUIRE(samples.size() == 2);
@@ -567,8 +569,8 @@ TEST_CASE("model trainer: delayed windows, dynamic sharding and the curve lose n
     for (const bool dynamic : {false, true}) {
       CAPTURE(schedule);
       CAPTURE(dynamic);
-      ModelConfig c;
-      c.model = ModelKind::kSoftmax;
+      TrainConfig c;
+      c.model = hogwild::SoftmaxModel{};
       c.threads = 2;
       c.epochs = 2;
       c.schedule = ScheduleSpec::parse(schedule);
@@ -576,7 +578,7 @@ TEST_CASE("model trainer: delayed windows, dynamic sharding and the curve lose n
       c.staleness_sample = 1;
       c.dynamic_sharding = dynamic;
       c.evals_per_epoch = 4;
-      const auto r = train_model(c, data, nullptr);
+      const auto r = hogwild::train(c, data, nullptr);
       CHECK(r.updates_applied == r.updates_computed);
       CHECK(r.batch_sizes.count() == r.updates_applied);
       CHECK(r.staleness.updates.count() == r.updates_applied);
@@ -603,11 +605,11 @@ TEST_CASE("model trainer: delayed windows, dynamic sharding and the curve lose n
 
 TEST_CASE("model trainer: schedule options are checked, and both reports name batches alike") {
   const auto data = blobs(200, 4, 2, 7);
-  auto expect = [&](ModelConfig c, const char* text) {
-    CHECK_THROWS_WITH_AS(train_model(c, data, nullptr), doctest::Contains(text), InputError);
+  auto expect = [&](TrainConfig c, const char* text) {
+    CHECK_THROWS_WITH_AS(hogwild::train(c, data, nullptr), doctest::Contains(text), InputError);
   };
-  ModelConfig c;
-  c.model = ModelKind::kSoftmax;
+  TrainConfig c;
+  c.model = hogwild::SoftmaxModel{};
   c.threads = 2;
   c.speed.parse_speeds("1,1,1");
   expect(c, "--worker-speed: expected 2 speeds, one per worker, found 3");
@@ -624,38 +626,34 @@ TEST_CASE("model trainer: schedule options are checked, and both reports name ba
   expect(c, "--evals-per-epoch: expected a count in [1, 1000], found 0");
   c = {};
   c.schedule = ScheduleSpec::parse("time:1ms");
-  c.schedule.max_batch = 0;
+  c.schedule->max_batch = 0;
   expect(c, "--max-batch: expected a sample count in [1, 1048576], found 0");
-  c = {};
-  c.batch = 8;
-  c.schedule = ScheduleSpec::parse("fixed:4");
-  expect(c, "--batch: expected either --batch or --schedule, found both");
 
   // Simulation with fixed minibatches is reproducible, with or without curve points.
   c = {};
-  c.model = ModelKind::kSoftmax;
+  c.model = hogwild::SoftmaxModel{};
   c.simulate = 3;
   c.epochs = 2;
   c.evals_per_epoch = 3;
   c.delay = DelaySpec::parse("const:2");
-  const auto a = train_model(c, data, nullptr);
-  const auto b = train_model(c, data, nullptr);
+  const auto a = hogwild::train(c, data, nullptr);
+  const auto b = hogwild::train(c, data, nullptr);
   CHECK(a.weights == b.weights);
   CHECK(a.curve.size() == 7);
 
   // The model report's batch_size and window_micros have the linear report's keys.
-  ModelConfig m;
-  m.model = ModelKind::kSoftmax;
+  TrainConfig m;
+  m.model = hogwild::SoftmaxModel{};
   m.threads = 2;
   m.epochs = 1;
   m.schedule = ScheduleSpec::parse("time:50us");
-  const auto model_json = nlohmann::json::parse(to_json(train_model(m, data, nullptr)));
+  const auto model_json = nlohmann::json::parse(to_json(hogwild::train(m, data, nullptr)));
   const auto p = sparse(400);
   TrainConfig l;
   l.threads = 2;
   l.epochs = 1;
   l.schedule = ScheduleSpec::parse("time:50us");
-  const auto linear_json = nlohmann::json::parse(to_json(train(l, p.train, nullptr)));
+  const auto linear_json = nlohmann::json::parse(to_json(hogwild::train(l, p.train, nullptr)));
   const auto keys = [](const nlohmann::json& j) {
     std::set<std::string> out;
     for (const auto& [key, _] : j.items()) out.insert(key);

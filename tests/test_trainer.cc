@@ -42,7 +42,7 @@ TEST_CASE("a worker's exception is rethrown on the caller after every worker joi
 TEST_CASE("configuration errors name the option") {
   const auto p = problem(200);
   auto expect = [&](TrainConfig c, const char* text) {
-    CHECK_THROWS_WITH_AS(train(c, p.train, nullptr), doctest::Contains(text), InputError);
+    CHECK_THROWS_WITH_AS(hogwild::train(c, p.train, nullptr), doctest::Contains(text), InputError);
   };
   TrainConfig c;
   c.threads = -1;
@@ -51,13 +51,13 @@ TEST_CASE("configuration errors name the option") {
   c.epochs = 0;
   expect(c, "--epochs: expected at least 1, found 0");
   c = {};
-  c.step = 0;
+  c.optimizer.step = 0;
   expect(c, "--step");
   c = {};
-  c.step = -1;
+  c.optimizer.step = -1;
   expect(c, "--step");
   c = {};
-  c.decay = 0;
+  c.optimizer.decay = 0;
   expect(c, "--decay");
   c = {};
   c.l2 = -1;
@@ -76,25 +76,25 @@ TEST_CASE("classifier labels: two classes mapped to -1/+1, others rejected") {
   TrainConfig c;
   c.policy = Policy::kSerial;
   c.epochs = 2;
-  const auto a = train(c, p.train, nullptr);
-  const auto b = train(c, zero_one, nullptr);
+  const auto a = hogwild::train(c, p.train, nullptr);
+  const auto b = hogwild::train(c, zero_one, nullptr);
   CHECK(a.weights == b.weights);
-  CHECK(b.label_values == std::vector<float>{0.0f, 1.0f});
+  CHECK(b.labels == std::vector<double>{0.0, 1.0});
 
   Dataset three = p.train;
   three.labels[5] = 2.0f;
-  CHECK_THROWS_WITH_AS(train(c, three, nullptr),
+  CHECK_THROWS_WITH_AS(hogwild::train(c, three, nullptr),
                        doctest::Contains("expected two label classes for a binary model"),
                        InputError);
   Dataset bad_test = p.test;
   bad_test.labels[3] = 7.0f;
-  CHECK_THROWS_WITH_AS(train(c, p.train, &bad_test),
+  CHECK_THROWS_WITH_AS(hogwild::train(c, p.train, &bad_test),
                        doctest::Contains("expected labels -1 or 1 (the training classes), found 7 "
                                          "in example 4"),
                        InputError);
   // Squared loss takes any real label.
-  c.loss = LossKind::kSquared;
-  CHECK_NOTHROW(train(c, three, nullptr));
+  c.model = hogwild::LinearModel{hogwild::LossKind::kSquared};
+  CHECK_NOTHROW(hogwild::train(c, three, nullptr));
 }
 
 TEST_CASE("the report counts epochs and samples, and learns") {
@@ -103,16 +103,16 @@ TEST_CASE("the report counts epochs and samples, and learns") {
     TrainConfig c;
     c.threads = threads;
     c.epochs = 4;
-    const auto r = train(c, p.train, &p.test);
+    const auto r = hogwild::train(c, p.train, &p.test);
     REQUIRE(r.epochs.size() == 5);
     CHECK(r.epochs[0].epoch == 0);
-    CHECK(r.epochs[0].train->loss == doctest::Approx(std::log(2.0)));
+    CHECK(r.epochs[0].train.loss == doctest::Approx(std::log(2.0)));
     CHECK(r.samples == 4 * p.train.rows());
     CHECK(r.samples_per_second > 0);
     CHECK(r.config.threads == threads);
-    CHECK(r.epochs.back().train->loss < 0.9 * r.epochs[0].train->loss);
-    CHECK(r.epochs.back().test->accuracy > 0.7);
-    CHECK(r.epochs[2].step == doctest::Approx(c.step * c.decay));
+    CHECK(r.epochs.back().train.loss < 0.9 * r.epochs[0].train.loss);
+    CHECK(r.epochs.back().test->accuracy.value() > 0.7);
+    CHECK(r.epochs[2].step == doctest::Approx(*r.config.optimizer.step * r.config.optimizer.decay));
   }
 }
 
@@ -121,11 +121,11 @@ TEST_CASE("same seed, same serial result, and another seed differs") {
   TrainConfig c;
   c.policy = Policy::kSerial;
   c.epochs = 2;
-  const auto a = train(c, p.train, nullptr);
-  const auto b = train(c, p.train, nullptr);
+  const auto a = hogwild::train(c, p.train, nullptr);
+  const auto b = hogwild::train(c, p.train, nullptr);
   CHECK(a.weights == b.weights);
   c.seed = 99;
-  CHECK(train(c, p.train, nullptr).weights != a.weights);
+  CHECK(hogwild::train(c, p.train, nullptr).weights != a.weights);
 }
 
 TEST_CASE("a diverging run stops with the epoch and a hint, never NaN results") {
@@ -133,16 +133,16 @@ TEST_CASE("a diverging run stops with the epoch and a hint, never NaN results") 
   Dataset scaled = p.train;
   for (auto& v : scaled.values) v *= 100.0f;
   TrainConfig c;
-  c.loss = LossKind::kSquared;
-  c.step = 10;
+  c.model = hogwild::LinearModel{hogwild::LossKind::kSquared};
+  c.optimizer.step = 10;
   c.epochs = 5;
   for (const auto policy : {Policy::kSerial, Policy::kRacy}) {
     c.policy = policy;
     c.threads = policy == Policy::kSerial ? 1 : 2;
-    CHECK_THROWS_WITH_AS(train(c, scaled, nullptr), doctest::Contains("epoch 1: training loss"),
-                         DivergenceError);
-    CHECK_THROWS_WITH_AS(train(c, scaled, nullptr), doctest::Contains("try a smaller --step"),
-                         DivergenceError);
+    CHECK_THROWS_WITH_AS(hogwild::train(c, scaled, nullptr),
+                         doctest::Contains("epoch 1: training loss"), DivergenceError);
+    CHECK_THROWS_WITH_AS(hogwild::train(c, scaled, nullptr),
+                         doctest::Contains("try a smaller --step"), DivergenceError);
   }
 }
 
@@ -154,7 +154,7 @@ TEST_CASE("test features beyond the training dimension are ignored") {
   wide.num_features = 5001;
   TrainConfig c;
   c.epochs = 2;
-  const auto r = train(c, p.train, &wide);
+  const auto r = hogwild::train(c, p.train, &wide);
   CHECK(std::isfinite(r.epochs.back().test->loss));
 }
 
@@ -163,7 +163,7 @@ TEST_CASE("the JSON report has the fields scripts read") {
   TrainConfig c;
   c.epochs = 2;
   c.threads = 2;
-  const auto json = nlohmann::json::parse(to_json(train(c, p.train, &p.test)));
+  const auto json = nlohmann::json::parse(to_json(hogwild::train(c, p.train, &p.test)));
   CHECK(json["config"]["policy"] == "racy");
   CHECK(json["config"]["threads"] == 2);
   CHECK(json["dataset"]["rows"] == p.train.rows());

@@ -29,7 +29,7 @@ class StopOnSignal {
   StopOnSignal(const StopOnSignal&) = delete;
   /// One owner of the process's handlers at a time.
   StopOnSignal& operator=(const StopOnSignal&) = delete;
-  /// The flag to pass as Callbacks::stop / ModelCallbacks::stop.
+  /// The flag to pass as Callbacks::stop.
   const std::atomic<bool>* flag() const;
   /// The signal's name once one arrived ("SIGINT", "SIGTERM"), else "".
   std::string name() const;

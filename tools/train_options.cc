@@ -16,7 +16,6 @@ namespace {
 
 using A = TrainArgs;
 using TC = hogwild::TrainConfig;
-using MC = hogwild::ModelConfig;
 using OC = hogwild::OptimizerConfig;
 using hogwild::InputError;
 
@@ -35,21 +34,13 @@ CLI::Option* to(CLI::App& cmd, A& a, const TrainOption& self) {
   }
 }
 
-// Shorthands for the table: a field of TrainArgs, of its linear config, of its model config, of
-// the model config's optimiser.
+// Shorthands for the table: a field of TrainArgs, of its config, of the config's optimiser.
 template <auto M>
 constexpr TrainOption::Bind arg = to<M>;
 template <auto... M>
-constexpr TrainOption::Bind lin = to<&A::linear, M...>;
+constexpr TrainOption::Bind cfg = to<&A::config, M...>;
 template <auto M>
-constexpr TrainOption::Bind mod = to<&A::model, M>;
-template <auto M>
-constexpr TrainOption::Bind opt = to<&A::model, &MC::optimizer, M>;
-
-// Throws InputError(fmt::format(message, value)) unless `ok`.
-void expect(bool ok, const char* message, double value) {
-  if (!ok) throw InputError(fmt::format(fmt::runtime(message), value));
-}
+constexpr TrainOption::Bind opt = to<&A::config, &TC::optimizer, M>;
 
 // `value` of `option` is `first` (true) or `second` (false); InputError otherwise.
 bool either(std::string_view option, const std::string& value, std::string_view first,
@@ -61,16 +52,53 @@ bool either(std::string_view option, const std::string& value, std::string_view 
   return value == first;
 }
 
-void check_no_batch_with_schedule(const A& a) {
+// --schedule, or --batch B as fixed:B, or the model's default; then --batch-reduce and
+// --max-batch.
+void apply_schedule(A& a, TC& c) {
   if (a.given("--batch") && a.given("--schedule")) {
     throw InputError("--batch: expected either --batch or --schedule, found both");
   }
+  if (a.given("--schedule")) c.schedule = hogwild::ScheduleSpec::parse(a.schedule);
+  if (a.given("--batch"))
+    c.schedule = hogwild::ScheduleSpec::parse(fmt::format("fixed:{}", a.batch));
+  c.schedule = c.minibatches();
+  c.schedule->mean = either("--batch-reduce", a.batch_reduce, "mean", "sum");
+  c.schedule->max_batch = a.max_batch;
 }
 
-// One applier for both trainers' configs, from a lambda generic in the config.
-template <class F>
-TrainOption::Apply both(F f) {
-  return {f, f};
+// Options of one model's shape (--hidden for mlp, --rank and --init-scale for mf): refused
+// with another model rather than ignored.
+template <class Model>
+Model* shape_of(A& a, TC& c, std::string_view option, std::string_view model) {
+  auto* shape = std::get_if<Model>(&c.model);
+  if (!shape && a.given(option)) {
+    throw InputError(fmt::format("{}: expected only with --model {}, found it with --model {}",
+                                 option, model, hogwild::model_name(c.model)));
+  }
+  return shape;
+}
+
+// The model: --model, or from --format (ratings train mf, idx softmax, libsvm logistic).
+void apply_model(A& a, TC& c) {
+  if (a.format != "libsvm" && a.format != "idx" && a.format != "ratings") {
+    throw InputError(
+        fmt::format("--format: expected one of libsvm, idx, ratings; found '{}'", a.format));
+  }
+  if (a.given("--model")) {
+    c.model = hogwild::parse_model(a.model_name);
+  } else if (a.format == "ratings") {
+    c.model = hogwild::FactorisationModel{};
+  } else if (a.format == "idx") {
+    c.model = hogwild::SoftmaxModel{};
+  }
+  for (const auto& option : train_options()) {
+    if ((option.flags & kLinearOnly) && a.given(option.name) && !hogwild::is_linear(c.model)) {
+      throw InputError(fmt::format(
+          "{}: expected only with the linear models (logistic, hinge, squared), found it with "
+          "--model {}",
+          option.name, hogwild::model_name(c.model)));
+    }
+  }
 }
 
 // `text` as a whole number in [lo, hi] (digits only), or nothing.
@@ -123,114 +151,82 @@ std::vector<std::size_t> parse_hidden(const std::string& text) {
 constexpr unsigned kFree = kFreeOnResume;
 constexpr unsigned kModels = kModelGroup;
 
-// The linear trainer takes an empty speed-model option as none; the model trainer refuses it.
-// Numbers both trainers take are parsed into `linear`; `copy` hands one to the model trainer.
-template <auto From, auto To>
-constexpr TrainOption::Apply copy = {nullptr, [](A& a, MC& c) { c.*To = a.linear.*From; }};
-
 // clang-format off
 const TrainOption kTable[] = {
   {"--train", "", kRequired, "training data (LIBSVM/SVMlight text)", arg<&A::train>},
   {"--test", "", 0, "test data, evaluated every epoch (features beyond the training data's "
    "dimension are ignored)", arg<&A::test>},
-  {"--model", "model", 0, "loss: logistic, hinge (linear SVM) or squared", arg<&A::model_name>,
-   {[](A& a, TC& c) { c.loss = hogwild::parse_loss(a.model_name); },
-    [](A& a, MC& c) { c.model = hogwild::parse_model_kind(a.model_name); }}},
+  {"--model", "model", 0, "logistic, hinge (linear SVM) or squared (linear least squares) on "
+   "libsvm data; softmax (libsvm or idx), mlp (idx) or mf (ratings); default: logistic, or "
+   "softmax for idx and mf for ratings", arg<&A::model_name>, apply_model},
   {"--policy", "policy", 0, "how workers write shared weights: racy (Hogwild!), atomic, striped, "
    "locked, serial (one worker, no synchronisation)", arg<&A::policy>,
-   both([](A& a, auto& c) { c.policy = hogwild::parse_policy(a.policy); })},
-  {"--threads", "threads", kFree, "worker threads (0 = all cores)", lin<&TC::threads>,
-   copy<&TC::threads, &MC::threads>},
-  {"--epochs", "epochs", kFree, "passes over the training data", lin<&TC::epochs>,
-   copy<&TC::epochs, &MC::epochs>},
-  {"--step", "step", 0, "initial step size", lin<&TC::step>, {.model = [](A& a, MC& c) {
-     expect(a.linear.step > 0, "--step: expected a step size > 0, found {}", a.linear.step);
-     c.optimizer.step = a.linear.step;
-   }}},
-  {"--decay", "decay", 0, "step multiplier applied after each epoch", lin<&TC::decay>,
-   {.model = [](A& a, MC& c) { c.optimizer.decay = a.linear.decay; }}},
-  {"--l2", "l2", 0, "L2 regularisation strength lambda (objective + lambda/2 |w|^2)",
-   lin<&TC::l2>, {.model = [](A& a, MC& c) {
-     expect(a.linear.l2 >= 0, "--l2: expected a strength >= 0, found {}", a.linear.l2);
-     c.l2 = a.linear.l2;
-   }}},
-  {"--seed", "seed", 0, "seed of the per-epoch shuffles", lin<&TC::seed>,
-   copy<&TC::seed, &MC::seed>},
+   [](A& a, TC& c) { c.policy = hogwild::parse_policy(a.policy); }},
+  {"--threads", "threads", kFree, "worker threads (0 = all cores)", cfg<&TC::threads>},
+  {"--epochs", "epochs", kFree, "passes over the training data", cfg<&TC::epochs>},
+  {"--step", "step", 0, "initial step size (default: the model's: linear 0.5, softmax 0.1, mlp "
+   "0.2, mf 0.05; adam and rmsprop 1e-3, 1e-2 for mf; adagrad 0.05)", arg<&A::step>,
+   [](A& a, TC& c) { if (a.given("--step")) c.optimizer.step = a.step; }},
+  {"--decay", "decay", 0, "step multiplier applied after each epoch", opt<&OC::decay>},
+  {"--l2", "l2", 0, "L2 regularisation strength lambda (objective + lambda/2 |w|^2; default 0, "
+   "0.02 for mf)", arg<&A::l2>, [](A& a, TC& c) { if (a.given("--l2")) c.l2 = a.l2; }},
+  {"--seed", "seed", 0, "seed of the initialisation and the per-epoch shuffles", cfg<&TC::seed>},
   {"--divergence-factor", "divergence_factor", 0, "stop when the training loss exceeds this "
-   "multiple of its initial value", lin<&TC::divergence_factor>,
-   copy<&TC::divergence_factor, &MC::divergence_factor>},
+   "multiple of its initial value", cfg<&TC::divergence_factor>},
   {"--delay", "delay", 0, "injected delay distribution: none, const:S, uniform:S (0..S), "
    "geometric:P[:CAP] (P(d=k) = P(1-P)^k), trace:FILE (one delay per line, cyclic); a delay d "
    "applies an update after d more of its worker's own steps", arg<&A::delay>,
-   both([](A& a, auto& c) { c.delay = hogwild::DelaySpec::parse(a.delay); })},
+   [](A& a, TC& c) { c.delay = hogwild::DelaySpec::parse(a.delay); }},
   {"--staleness-sample", "staleness_sample", kFree, "fraction of updates whose staleness is "
-   "measured (1 = all, 0 = off)", lin<&TC::staleness_sample>,
-   copy<&TC::staleness_sample, &MC::staleness_sample>},
+   "measured (1 = all, 0 = off)", cfg<&TC::staleness_sample>},
   {"--coherence-sample", "coherence_sample", kFree, "fraction of steps whose gradient coherence "
-   "is measured (0 = off)", lin<&TC::coherence_sample>,
-   copy<&TC::coherence_sample, &MC::coherence_sample>},
+   "is measured (0 = off)", cfg<&TC::coherence_sample>},
   {"--coherence-lag", "coherence_lag", kFree, "coherence compares a gradient with the worker's "
-   "gradient this many steps back", lin<&TC::coherence_lag>,
-   copy<&TC::coherence_lag, &MC::coherence_lag>},
+   "gradient this many steps back", cfg<&TC::coherence_lag>},
   {"--simulate", "simulate", 0, "K virtual workers stepped round-robin in one thread, each with "
-   "its own delay ring: bit-reproducible for a seed (0 = real threads)", lin<&TC::simulate>,
-   copy<&TC::simulate, &MC::simulate>},
+   "its own delay ring: bit-reproducible for a seed (0 = real threads)", cfg<&TC::simulate>},
   {"--schedule", "schedule", 0, "minibatches: fixed:B (B samples per update; --batch B is "
    "shorthand) or time:DURATION (e.g. time:200us: samples until the window has passed, then one "
-   "update)", arg<&A::schedule>,
-   {[](A& a, TC& c) {
-      const auto max_batch = c.schedule.max_batch;
-      c.schedule = hogwild::ScheduleSpec::parse(a.schedule);
-      c.schedule.max_batch = max_batch;
-      if (!a.given("--batch")) return;
-      check_no_batch_with_schedule(a);
-      const auto batch = a.command->get_option("--batch")->as<std::string>();
-      c.schedule = hogwild::ScheduleSpec::parse("fixed:" + batch);
-    },
-    [](A& a, MC& c) {
-      check_no_batch_with_schedule(a);
-      c.schedule = hogwild::ScheduleSpec::parse(a.schedule);
-    }}},
+   "update); default fixed:1, softmax fixed:16, mlp fixed:32", arg<&A::schedule>,
+   apply_schedule},
   {"--batch-reduce", "batch_reduce", 0, "an update is the mean of its samples' gradients (step "
    "independent of the batch size, as in the fixed-time minibatch analysis) or their sum",
-   arg<&A::batch_reduce>, both([](A& a, auto& c) {
-     c.schedule.mean = either("--batch-reduce", a.batch_reduce, "mean", "sum");
-   })},
+   arg<&A::batch_reduce>},
   {"--max-batch", "max_batch", 0, "a time window also closes after this many samples",
-   lin<&TC::schedule, &hogwild::ScheduleSpec::max_batch>,
-   {.model = [](A& a, MC& c) { c.schedule.max_batch = a.linear.schedule.max_batch; }}},
+   arg<&A::max_batch>},
   {"--worker-speed", "worker_speed", 0, "relative speed of each worker in (0, 1], e.g. 1,0.25: "
    "slower workers busy-wait (1/speed - 1) x their compute time after each sample",
    arg<&A::worker_speed>,
-   {[](A& a, TC& c) { if (!a.worker_speed.empty()) c.speed.parse_speeds(a.worker_speed); },
-    [](A& a, MC& c) { c.speed.parse_speeds(a.worker_speed); }}},
+   [](A& a, TC& c) { if (!a.worker_speed.empty()) c.speed.parse_speeds(a.worker_speed); }},
   {"--straggler", "straggler", 0, "shifted-exp:SHIFT:MEAN: every sample costs SHIFT plus an "
    "exponential extra with mean MEAN (busy-wait), e.g. shifted-exp:1us:4us", arg<&A::straggler>,
-   {[](A& a, TC& c) { if (!a.straggler.empty()) c.speed.parse_straggler(a.straggler); },
-    [](A& a, MC& c) { c.speed.parse_straggler(a.straggler); }}},
+   [](A& a, TC& c) { if (!a.straggler.empty()) c.speed.parse_straggler(a.straggler); }},
   {"--pause", "pause", 0, "P:DURATION: before each sample, a worker stalls for DURATION with "
    "probability P", arg<&A::pause>,
-   {[](A& a, TC& c) { if (!a.pause.empty()) c.speed.parse_pause(a.pause); },
-    [](A& a, MC& c) { c.speed.parse_pause(a.pause); }}},
+   [](A& a, TC& c) { if (!a.pause.empty()) c.speed.parse_pause(a.pause); }},
   {"--replicate", "replicate", kLinearOnly, "per-worker model replicas against cache-line "
    "contention: each worker trains a private copy and adds its changes to the shared model every "
    "M samples; off, auto (with 2 to 17 threads, single-sample updates and a model of up to 1M "
    "weights: M = 2048 / (threads - 1), so others' updates reach a worker within ~2048 updates) "
-   "or M", arg<&A::replicate>, {[](A& a, TC& c) { c.replicate = parse_replicate(a.replicate); }}},
+   "or M", arg<&A::replicate>, [](A& a, TC& c) {
+     if (hogwild::is_linear(c.model)) c.replicate = parse_replicate(a.replicate);
+   }},
   {"--order", "order", 0, "the order each epoch visits the training rows: rows (a fresh random "
    "permutation of the rows) or blocks[:B] (B consecutive stored rows at a time, default 128, "
    "the blocks in a fresh random order, rows stored in a random order drawn from --seed at "
    "load: reads stream through memory instead of missing the caches on every row); default "
    "blocks for the linear models, rows for softmax, mlp and mf", arg<&A::order>,
-   both([](A& a, auto& c) { c.block_rows = parse_order(a.order); })},
+   [](A& a, TC& c) {
+     if (a.given("--order") || hogwild::is_linear(c.model)) c.block_rows = parse_order(a.order);
+   }},
   {"--sharding", "sharding", 0, "static: each worker gets an equal slice of every epoch; "
    "dynamic: workers claim chunks of 256 samples as they go, so faster workers process more",
-   arg<&A::sharding>, both([](A& a, auto& c) {
+   arg<&A::sharding>, [](A& a, TC& c) {
      c.dynamic_sharding = !either("--sharding", a.sharding, "static", "dynamic");
-   })},
+   }},
   {"--evals-per-epoch", "evals_per_epoch", kFree, "training-loss evaluations per epoch for the "
    "loss-against-time curve (evaluation time is excluded from training time)",
-   lin<&TC::evals_per_epoch>, copy<&TC::evals_per_epoch, &MC::evals_per_epoch>},
+   cfg<&TC::evals_per_epoch>},
   {"--json", "", kReportPath, "write the full report (config, dataset, epochs) as JSON",
    arg<&A::json>},
   {"--csv", "", kReportPath, "write one row per epoch as CSV (for plotting)", arg<&A::csv>},
@@ -253,18 +249,27 @@ const TrainOption kTable[] = {
   {"--test-labels", "", kModels, "idx: test labels file (default: beside the test images)",
    arg<&A::test_labels>},
   {"--hidden", "hidden", kModels, "mlp: hidden layer widths, comma-separated (e.g. 256,128)",
-   arg<&A::hidden>, {.model = [](A& a, MC& c) { c.hidden = parse_hidden(a.hidden); }}},
-  {"--rank", "rank", kModels, "mf: factorisation rank", mod<&MC::rank>},
+   arg<&A::hidden>, [](A& a, TC& c) {
+     if (auto* mlp = shape_of<hogwild::MlpModel>(a, c, "--hidden", "mlp")) {
+       mlp->hidden = parse_hidden(a.hidden);
+     }
+   }},
+  {"--rank", "rank", kModels, "mf: factorisation rank", arg<&A::rank>, [](A& a, TC& c) {
+     if (auto* mf = shape_of<hogwild::FactorisationModel>(a, c, "--rank", "mf")) mf->rank = a.rank;
+   }},
   {"--init-scale", "init_scale", kModels, "mf: standard deviation of the initial factors",
-   mod<&MC::init_scale>},
-  {"--optimizer", "optimizer", kModels, "sgd, momentum, nesterov, adagrad, rmsprop or adam",
-   arg<&A::optimizer>,
-   {.model = [](A& a, MC& c) { c.optimizer.kind = hogwild::parse_optimizer(a.optimizer); }}},
+   arg<&A::init_scale>, [](A& a, TC& c) {
+     if (auto* mf = shape_of<hogwild::FactorisationModel>(a, c, "--init-scale", "mf")) {
+       mf->init_scale = a.init_scale;
+     }
+   }},
+  {"--optimizer", "optimizer", kModels, "sgd, momentum, nesterov, adagrad, rmsprop or adam "
+   "(linear models: sgd)", arg<&A::optimizer>,
+   [](A& a, TC& c) { c.optimizer.kind = hogwild::parse_optimizer(a.optimizer); }},
   // The report's `schedule` is the minibatch schedule's: this option has no key of its own.
   {"--step-schedule", "", kModels, "step schedule: constant, epoch (times --decay each epoch), "
-   "inverse (1/t), inverse-sqrt", arg<&A::step_schedule>, {.model = [](A& a, MC& c) {
-     c.optimizer.schedule = hogwild::parse_schedule(a.step_schedule);
-   }}},
+   "inverse (1/t), inverse-sqrt (linear models: epoch)", arg<&A::step_schedule>,
+   [](A& a, TC& c) { c.optimizer.schedule = hogwild::parse_schedule(a.step_schedule); }},
   {"--step-schedule-scale", "schedule_scale", kModels, "epochs per unit of t in the inverse "
    "schedules", opt<&OC::schedule_scale>},
   {"--momentum", "momentum", kModels, "momentum/nesterov: mu", opt<&OC::momentum>},
@@ -274,8 +279,8 @@ const TrainOption kTable[] = {
   {"--epsilon", "epsilon", kModels, "adagrad/rmsprop/adam: denominator offset", opt<&OC::epsilon>},
   {"--clip-norm", "clip_norm", kModels, "rescale each minibatch gradient to at most this L2 norm "
    "(0 = off)", opt<&OC::clip_norm>},
-  {"--batch", "batch", kModels, "minibatch size (0 = the model's default: softmax 16, mlp 32, mf "
-   "1)", mod<&MC::batch>},
+  {"--batch", "batch", kModels, "minibatch size, shorthand for --schedule fixed:B (default: the "
+   "model's: softmax 16, mlp 32, else 1)", arg<&A::batch>},
   {"--limit", "", kModels, "idx: use only the first N training and test images (0 = all)",
    arg<&A::limit>},
 };
@@ -288,15 +293,11 @@ bool TrainArgs::given(std::string_view name) const {
   return option != nullptr && option->count() > 0;
 }
 
-bool TrainArgs::uses_model_trainer() const {
-  return (given("--model") && hogwild::is_model_kind(model_name)) || format != "libsvm";
-}
-
 std::span<const TrainOption> train_options() { return kTable; }
 
 CLI::App* add_train(CLI::App& app, TrainArgs& args) {
-  auto* cmd =
-      app.add_subcommand("train", "Train a sparse linear model with lock-free parallel SGD.");
+  auto* cmd = app.add_subcommand(
+      "train", "Train a linear model, softmax, an MLP or a factorisation with lock-free SGD.");
   args.command = cmd;
   for (const auto& option : kTable) {
     auto* added = option.bind(*cmd, args, option);
@@ -307,33 +308,10 @@ CLI::App* add_train(CLI::App& app, TrainArgs& args) {
 }
 
 void apply(TrainArgs& a) {
-  if (!a.uses_model_trainer()) {
-    for (const auto& option : kTable) {
-      if (option.apply.linear != nullptr) option.apply.linear(a, a.linear);
-    }
-    a.linear.validate();
-    return;
-  }
-  // Options of the linear trainer alone: refused rather than ignored.
   for (const auto& option : kTable) {
-    if ((option.flags & kLinearOnly) && a.given(option.name)) {
-      throw InputError(fmt::format(
-          "{}: expected only with the linear models (logistic, hinge, squared) on libsvm data, "
-          "found it with --model {} --format {}",
-          option.name, a.given("--model") ? a.model_name : "(default)", a.format));
-    }
+    if (option.apply != nullptr) option.apply(a, a.config);
   }
-  if (a.format != "libsvm" && a.format != "idx" && a.format != "ratings") {
-    throw InputError(
-        fmt::format("--format: expected one of libsvm, idx, ratings; found '{}'", a.format));
-  }
-  // Without --model, the format picks the model: ratings train mf, the others softmax.
-  a.model.model =
-      a.format == "ratings" ? hogwild::ModelKind::kFactorisation : hogwild::ModelKind::kSoftmax;
-  for (const auto& option : kTable) {
-    if (option.apply.model != nullptr && a.given(option.name)) option.apply.model(a, a.model);
-  }
-  a.model.validate();
+  a.config.validate();
 }
 
 std::string option_of_key(std::string_view key) {

@@ -1,16 +1,16 @@
 #pragma once
 
 // The options of `hogwild train`, each declared once in one table (name, help, default,
-// binding, validation, report key, resume compatibility): --help, parsing, the configs of both
-// trainers, the resume check and the sweep all read it.
+// binding, validation, report key, resume compatibility): --help, parsing, the run's config,
+// the resume check and the sweep all read it.
 
 #include <CLI/CLI.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 
-#include "hogwild/model_trainer.h"
 #include "hogwild/trainer.h"
 
 namespace hogwild_cli {
@@ -18,22 +18,27 @@ namespace hogwild_cli {
 /// Default of --max-parameters: 2^30 parameters (4 GiB of floats before optimiser state).
 inline constexpr std::size_t kDefaultMaxParameters = std::size_t{1} << 30;
 
-/// Where the options of `hogwild train` land: numbers go straight to the field they set (those
-/// both trainers take to `linear`, then to `model` when given), text waits here for apply().
+/// Where the options of `hogwild train` land: numbers go straight to the config field they set,
+/// text and what depends on the model wait here for apply().
 struct TrainArgs {
-  hogwild::TrainConfig linear;  ///< the linear trainer's config (logistic, hinge, squared)
-  hogwild::ModelConfig model;   ///< the model trainer's config (softmax, mlp, mf)
+  hogwild::TrainConfig config;  ///< the run's config
   /// Paths: --train, --test, --train-labels, --test-labels, --json, --csv, --checkpoint, --resume.
   std::string train, test, train_labels, test_labels, json, csv, checkpoint, resume;
-  /// Specs both trainers read: --model, --policy, --delay, --schedule.
+  /// Specs: --model, --policy, --delay, --schedule.
   std::string model_name = "logistic", policy = "racy", delay = "none", schedule = "fixed:1";
-  /// --batch-reduce, --sharding, and the linear trainer's --replicate and --order.
+  /// --batch-reduce, --sharding, --replicate and --order.
   std::string batch_reduce = "mean", sharding = "static", replicate = "auto", order = "blocks";
   /// The speed model: --worker-speed, --straggler, --pause ("" = none).
   std::string worker_speed, straggler, pause;
-  /// The model trainer's --format, --hidden, --optimizer and --step-schedule.
+  /// --format, --hidden, --optimizer and --step-schedule.
   std::string format = "libsvm", hidden = "256", optimizer = "sgd", step_schedule = "epoch";
-  std::size_t limit = 0;                               ///< --limit
+  double step = 0.5;               ///< --step (the model's default unless given)
+  double l2 = 0;                   ///< --l2 (the model's default unless given)
+  std::size_t batch = 1;           ///< --batch (the model's default unless given)
+  std::uint32_t max_batch = 4096;  ///< --max-batch
+  std::size_t rank = 10;           ///< --rank
+  double init_scale = 0.1;         ///< --init-scale
+  std::size_t limit = 0;           ///< --limit
   std::size_t max_parameters = kDefaultMaxParameters;  ///< --max-parameters
   bool compare_serial = false;                         ///< --compare-serial
   bool quiet = false;                                  ///< --quiet
@@ -41,14 +46,12 @@ struct TrainArgs {
 
   /// True when `name` ("--batch") was on the command line.
   bool given(std::string_view name) const;
-  /// True when the run goes to the model trainer: --model softmax|mlp|mf or --format not libsvm.
-  bool uses_model_trainer() const;
 };
 
 /// Properties of an option, as bits of TrainOption::flags.
 enum OptionFlag : unsigned {
   kFreeOnResume = 1,  ///< may differ between a run and the one it resumes
-  kLinearOnly = 2,    ///< the model trainer refuses it
+  kLinearOnly = 2,    ///< softmax, mlp and mf refuse it
   kModelGroup = 4,    ///< listed under "Models (softmax, mlp, mf)" in --help
   kRequired = 8,      ///< must be given
   kReportPath = 16,   ///< a report file, which `hogwild sweep` names itself
@@ -58,19 +61,15 @@ enum OptionFlag : unsigned {
 struct TrainOption {
   /// Registers the option on `train`, bound to its field of TrainArgs.
   using Bind = CLI::Option* (*)(CLI::App& train, TrainArgs& args, const TrainOption& self);
-  /// Moves the parsed value into the config of each trainer that takes it, checking it
-  /// (InputError): for the linear trainer always, for the model trainer when given.
-  struct Apply {
-    void (*linear)(TrainArgs&, hogwild::TrainConfig&) = nullptr;  ///< logistic, hinge, squared
-    void (*model)(TrainArgs&, hogwild::ModelConfig&) = nullptr;   ///< softmax, mlp, mf
-  };
+  /// Moves the parsed value into the config, checking it (InputError); the model is set first.
+  using Apply = void (*)(TrainArgs& args, hogwild::TrainConfig& config);
 
   std::string_view name;  ///< "--epochs"
   std::string_view key;   ///< its key in the report's `config`, "" when it has none
   unsigned flags;         ///< OptionFlag bits
   std::string_view help;  ///< the --help text
   Bind bind;              ///< where the parsed value goes
-  Apply apply = {};       ///< what it sets in the trainers' configs
+  Apply apply = nullptr;  ///< what it sets in the config beyond its binding
 };
 
 /// The table: every option of `hogwild train`, in --help order.
@@ -79,8 +78,8 @@ std::span<const TrainOption> train_options();
 /// Adds `hogwild train` with every option of the table, bound to `args`.
 CLI::App* add_train(CLI::App& app, TrainArgs& args);
 
-/// After parsing: fills the config of the trainer the run uses (args.linear or args.model) from
-/// the options, in table order, and validates it. Throws InputError("--option: expected ...").
+/// After parsing: fills args.config from the options, in table order, and validates it. Throws
+/// InputError("--option: expected ...").
 void apply(TrainArgs& args);
 
 /// The option that sets the report's config key `key` ("batch_reduce" -> "--batch-reduce").

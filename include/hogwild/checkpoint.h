@@ -84,7 +84,7 @@ struct ResumeRules {
 void check_resumes(const Checkpoint& found, const Checkpoint& expected, std::string_view name,
                    const ResumeRules& rules = {});
 
-/// The state train() / train_model() continue from: a view of `checkpoint`'s buffers, valid
+/// The state train() continues from: a view of `checkpoint`'s buffers, valid
 /// while it lives.
 TrainState resume_state(const Checkpoint& checkpoint);
 

@@ -30,7 +30,7 @@ struct DenseDataset {
 };
 
 /// Rewrites the examples' storage in a random order drawn from `seed` (examples keep their
-/// labels), as shuffle_rows does for sparse data: what ModelConfig::block_rows assumes.
+/// labels), as shuffle_rows does for sparse data: what TrainConfig::block_rows assumes.
 void shuffle_rows(DenseDataset& data, std::uint64_t seed);
 
 }  // namespace hogwild

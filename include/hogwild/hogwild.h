@@ -11,7 +11,6 @@
 #include "hogwild/idx.h"
 #include "hogwild/libsvm.h"
 #include "hogwild/loss.h"
-#include "hogwild/model_trainer.h"
 #include "hogwild/optimizer.h"
 #include "hogwild/policy.h"
 #include "hogwild/predict.h"

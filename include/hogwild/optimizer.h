@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string_view>
 
 namespace hogwild {
@@ -44,7 +45,7 @@ std::size_t state_buffers(OptimizerKind kind);
 /// An optimiser and its hyper-parameters. Defaults are the CLI's.
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::kSgd;  ///< --optimizer
-  double step = 0;  ///< --step: initial step size eta0; 0 = the model's default
+  std::optional<double> step;  ///< --step: initial step size eta0; unset: the model's default
   Schedule schedule = Schedule::kEpoch;  ///< --step-schedule
   double decay = 0.9;         ///< --decay: per-epoch factor of the `epoch` schedule, (0, 1]
   double schedule_scale = 1;  ///< --step-schedule-scale: epochs per unit of t in 1/t, 1/sqrt(t)

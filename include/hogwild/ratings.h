@@ -27,7 +27,7 @@ struct Ratings {
 };
 
 /// Rewrites the ratings' storage in a random order drawn from `seed`, as shuffle_rows does for
-/// examples: what ModelConfig::block_rows assumes (files are often sorted by user).
+/// examples: what TrainConfig::block_rows assumes (files are often sorted by user).
 void shuffle_rows(Ratings& data, std::uint64_t seed);
 
 /// Reads `user item rating` text, one triplet per line separated by spaces, tabs or commas

@@ -7,39 +7,73 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "hogwild/clock.h"
 #include "hogwild/dataset.h"
 #include "hogwild/delay.h"
+#include "hogwild/dense_dataset.h"
 #include "hogwild/loss.h"
+#include "hogwild/optimizer.h"
 #include "hogwild/policy.h"
+#include "hogwild/ratings.h"
 #include "hogwild/schedule.h"
 #include "hogwild/staleness.h"
 
 namespace hogwild {
 
-/// Everything that defines a training run; the report repeats it. Defaults are the CLI's.
+/// A sparse linear model, one weight per feature, with a binary or squared loss.
+struct LinearModel {
+  LossKind loss = LossKind::kLogistic;  ///< --model logistic | hinge | squared
+};
+/// Multinomial logistic regression on sparse (LIBSVM) or dense (IDX) features.
+struct SoftmaxModel {};
+/// ReLU hidden layers and a softmax output on dense features.
+struct MlpModel {
+  std::vector<std::size_t> hidden{256};  ///< --hidden: hidden layer widths
+};
+/// Matrix factorisation of ratings: user and item factors of rank `rank`, plus the mean.
+struct FactorisationModel {
+  std::size_t rank = 10;    ///< --rank
+  double init_scale = 0.1;  ///< --init-scale: standard deviation of the initial factors
+};
+/// The model a run trains: its parameter layout and its maths.
+using ModelSpec = std::variant<LinearModel, SoftmaxModel, MlpModel, FactorisationModel>;
+
+/// The model's command-line name: logistic, hinge, squared, softmax, mlp or mf.
+std::string_view model_name(const ModelSpec& model);
+/// Parses a model name (as model_name writes it); throws InputError otherwise.
+ModelSpec parse_model(std::string_view name);
+/// True for a linear model (logistic, hinge, squared).
+inline bool is_linear(const ModelSpec& model) { return std::holds_alternative<LinearModel>(model); }
+
+/// Everything that defines a training run, for every model; the report repeats it resolved.
+/// Unset optional fields take the model's default (resolved() fills them in). Defaults are the
+/// CLI's.
 struct TrainConfig {
-  LossKind loss = LossKind::kLogistic;  ///< --model
-  Policy policy = Policy::kRacy;        ///< --policy
-  int threads = 0;                      ///< --threads; 0 uses every core
-  int epochs = 10;                      ///< --epochs, >= 1
-  double step = 0.5;                    ///< --step: initial step size, > 0
-  double decay = 0.9;                   ///< --decay: step *= decay after each epoch, (0, 1]
-  double l2 = 0.0;                      ///< --l2: L2 regularisation strength, >= 0
-  std::uint64_t seed = 1;               ///< --seed: shuffles
-  /// Divergence bound: stop when the training loss exceeds this multiple of the loss at
-  /// the initial (zero) parameters. NaN/Inf always stops.
+  ModelSpec model;            ///< --model and its shape (--hidden, --rank, --init-scale)
+  OptimizerConfig optimizer;  ///< --optimizer, --step, --decay and the rest; linear models: sgd
+  /// --l2: L2 regularisation strength, >= 0; unset: 0, or 0.02 for factorisation.
+  std::optional<double> l2;
+  Policy policy = Policy::kRacy;  ///< --policy
+  int threads = 0;                ///< --threads; 0 uses every core
+  int epochs = 10;                ///< --epochs, >= 1
+  std::uint64_t seed = 1;         ///< --seed: initialisation and shuffles
+  /// --divergence-factor: stop when the training loss exceeds this multiple of the loss of the
+  /// initial model. NaN/Inf always stops.
   double divergence_factor = 1e3;
   DelaySpec delay;                 ///< --delay: injected delay distribution (none by default)
   double staleness_sample = 0.01;  ///< --staleness-sample: fraction of updates measured, 0 = off
   double coherence_sample = 0.01;  ///< --coherence-sample: fraction of steps measured, 0 = off
   int coherence_lag = 1;           ///< --coherence-lag: compare with the gradient s steps back
   int simulate = 0;                ///< --simulate K: K virtual workers round-robin, one thread
-  ScheduleSpec schedule;           ///< --schedule fixed:B | time:DURATION (--batch B)
-  SpeedModel speed;                ///< --worker-speed, --straggler, --pause
-  int evals_per_epoch = 1;         ///< --evals-per-epoch: loss-curve points per epoch
+  /// --schedule fixed:B | time:DURATION (--batch B), --batch-reduce, --max-batch; unset: fixed
+  /// minibatches of the model's default size (linear and mf 1, softmax 16, mlp 32).
+  std::optional<ScheduleSpec> schedule;
+  SpeedModel speed;         ///< --worker-speed, --straggler, --pause
+  int evals_per_epoch = 1;  ///< --evals-per-epoch: loss-curve points per epoch
   /// --sharding: `static` gives each worker an equal slice of every epoch's shuffle;
   /// `dynamic` lets workers claim chunks of it as they go, so faster workers take more.
   bool dynamic_sharding = false;
@@ -51,9 +85,9 @@ struct TrainConfig {
   std::size_t block_rows = 0;
   /// The CLI's default run length for --order blocks (about 80 KB of rows at 75 nonzeros).
   static constexpr std::size_t kDefaultBlockRows = 128;
-  /// --replicate: each worker trains a private replica of the model and adds its changes to
-  /// the shared parameters every this many samples (then re-reads them); 0 = off (every
-  /// write goes to the shared parameters), kReplicateAuto = on where it pays (see
+  /// --replicate (linear models): each worker trains a private replica of the model and adds
+  /// its changes to the shared parameters every this many samples (then re-reads them); 0 =
+  /// off (every write goes to the shared parameters), kReplicateAuto = on where it pays (see
   /// resolved_replicate).
   int replicate = kReplicateAuto;
   /// The --replicate value that means "decide from the run" (the default).
@@ -70,12 +104,18 @@ struct TrainConfig {
 
   /// Checks ranges; throws InputError("--option: expected ..., found ...").
   void validate() const;
-  /// Number of worker threads this config runs (resolves 0, the serial policy, simulation).
-  int resolved_threads() const;
-  /// Number of workers, real or virtual (simulate > 0 gives K virtual workers).
-  int workers() const { return simulate > 0 ? simulate : resolved_threads(); }
-  /// Samples between replica merges for a model of `dim` weights, 0 when the run does not
-  /// replicate. `auto` replicates with 2 or more real workers, no delay, single-sample
+  /// The config with every default filled in: step, l2, schedule, threads (1 for the serial
+  /// policy and for simulation, which steps its workers in one thread).
+  TrainConfig resolved() const;
+  /// Number of workers, real or virtual: K with --simulate K, 1 for the serial policy, else
+  /// --threads (0 = every core).
+  int workers() const;
+  /// The minibatch schedule, the model's default when unset.
+  ScheduleSpec minibatches() const;
+  /// The L2 strength, the model's default when unset.
+  double l2_strength() const;
+  /// Samples between replica merges for a linear model of `dim` weights, 0 when the run does
+  /// not replicate. `auto` replicates with 2 or more real workers, no delay, single-sample
   /// updates, no speed model, and a model of at most kAutoReplicateMaxFloats weights, merging
   /// every kAutoStalenessBudget / (workers - 1) samples when that is at least
   /// kAutoMinMergeEvery (2048 with 2 workers, 1024 with 3, 682 with 4, 136 with 16; off beyond
@@ -83,21 +123,22 @@ struct TrainConfig {
   int resolved_replicate(std::size_t dim) const;
 };
 
-/// Evaluation of a model on one dataset.
+/// Evaluation of a model on one dataset; absent values do not apply to the model.
 struct Evaluation {
-  double loss = 0;       ///< mean loss over the examples
-  double objective = 0;  ///< loss + l2/2 ||w||^2
-  double accuracy = 0;   ///< fraction classified correctly (classifiers), in [0, 1]
+  double loss = 0;                  ///< mean loss over the examples (no regulariser)
+  std::optional<double> objective;  ///< linear models: loss + l2/2 ||w||^2
+  std::optional<double> accuracy;   ///< classifiers: fraction classified correctly, in [0, 1]
+  std::optional<double> rmse;       ///< factorisation: root mean squared error
 };
 
 /// One epoch's results. Epoch 0 is the initial (zero) model.
 struct EpochRecord {
-  int epoch = 0;                    ///< 0 = before training
-  double seconds = 0;               ///< training time of this epoch (no evaluation)
-  double elapsed = 0;               ///< cumulative training time
-  double step = 0;                  ///< step size used in this epoch
-  std::optional<Evaluation> train;  ///< on the training data, if evaluated
-  std::optional<Evaluation> test;   ///< on the test data, if given
+  int epoch = 0;                   ///< 0 = before training
+  double seconds = 0;              ///< training time of this epoch (no evaluation)
+  double elapsed = 0;              ///< cumulative training time
+  double step = 0;                 ///< step size at the start of the epoch
+  Evaluation train;                ///< on the training data
+  std::optional<Evaluation> test;  ///< on the test data, if given
 };
 
 /// One point of the loss curve against wall-clock training time.
@@ -117,40 +158,57 @@ struct WorkerSummary {
 
 /// A run between two epochs: enough to continue it exactly. Passed to
 /// Callbacks::on_epoch_state as a view of the trainer's buffers (valid during the call), and
-/// to train() / train_model() as the state to resume from (the caller owns the buffers).
+/// to train() as the state to resume from (the caller owns the buffers).
 struct TrainState {
   int epoch = 0;              ///< epochs completed
   double initial_loss = 0;    ///< training loss of the initial model (the divergence bound's base)
   double elapsed = 0;         ///< training seconds so far, evaluation excluded
   std::uint64_t samples = 0;  ///< samples processed so far
   std::span<const float> weights;  ///< the parameters
-  /// The optimiser's per-coordinate buffers (model trainer; empty for SGD and linear models).
+  /// The optimiser's per-coordinate buffers (empty for SGD).
   std::vector<std::span<const float>> optimizer_state;
-  /// Updates each worker has computed (model trainer: Adam's bias correction counts them).
+  /// Updates each worker has computed (Adam's bias correction counts them).
   std::vector<std::uint64_t> worker_updates;
+};
+
+/// Shape of the data a model trained on.
+struct DataShape {
+  std::string format;          ///< libsvm, idx or ratings
+  std::size_t rows = 0;        ///< training examples (ratings)
+  std::size_t features = 0;    ///< input dimension (linear models and classifiers)
+  std::size_t classes = 0;     ///< softmax, mlp
+  std::size_t users = 0;       ///< factorisation
+  std::size_t items = 0;       ///< factorisation
+  std::size_t test_rows = 0;   ///< test examples, 0 without test data
+  std::size_t parameters = 0;  ///< model parameters
 };
 
 /// The outcome of a run.
 struct Report {
-  TrainConfig config;                        ///< the configuration, threads resolved
-  DatasetStats dataset;                      ///< training data statistics
-  std::optional<DatasetStats> test_dataset;  ///< test data statistics
-  std::vector<EpochRecord> epochs;           ///< epoch 0 (initial) then one per epoch
-  std::size_t samples = 0;                   ///< examples processed in training
-  double train_seconds = 0;                  ///< total training time, evaluation excluded
-  double samples_per_second = 0;             ///< samples / train_seconds
-  std::vector<float> label_values;           ///< classifiers: {negative, positive} label values
-  std::vector<float> weights;                ///< the trained parameters
-  std::uint64_t updates_computed = 0;        ///< updates workers computed
-  std::uint64_t updates_applied = 0;         ///< updates written (equal after the final flush)
-  StalenessStats staleness;                  ///< measured staleness, all workers
+  TrainConfig config;  ///< the configuration, resolved
+  DataShape data;      ///< the shape of the data and the model
+  /// LIBSVM data: the training and test sets' statistics (the linear models' report shows them).
+  std::optional<DatasetStats> dataset, test_dataset;
+  /// Label values: binary linear models {negative, positive} (empty for squared); softmax and
+  /// mlp the label of each class index.
+  std::vector<double> labels;
+  std::vector<EpochRecord> epochs;     ///< epoch 0 (initial) then one per epoch
+  std::size_t samples = 0;             ///< examples processed in training
+  double train_seconds = 0;            ///< total training time, evaluation excluded
+  double samples_per_second = 0;       ///< samples / train_seconds
+  std::vector<float> weights;          ///< the trained parameters, in the model's layout
+  std::uint64_t updates_computed = 0;  ///< updates workers computed
+  std::uint64_t updates_applied = 0;   ///< updates written (equal after the final flush)
+  StalenessStats staleness;            ///< measured staleness, all workers
   std::vector<StalenessStats> staleness_per_worker;  ///< the same per worker
   std::vector<std::uint64_t> injected_delays;        ///< count of each injected delay value
   std::vector<CoherencePoint> coherence;             ///< gradient coherence over training
   Histogram batch_sizes;                             ///< samples per update, all workers
   Histogram windows_ns;                              ///< time-window lengths, all workers
   std::vector<WorkerSummary> workers;                ///< per worker
-  std::vector<CurvePoint> curve;                     ///< train loss against time and updates
+  /// Training loss against training time and updates applied so far: after each epoch, and
+  /// --evals-per-epoch times per epoch (evaluation time excluded).
+  std::vector<CurvePoint> curve;
   /// True when Callbacks::stop ended the run early: `epochs` holds the completed epochs and
   /// `weights` the parameters when the workers stopped (part way through an epoch).
   bool interrupted = false;
@@ -165,21 +223,30 @@ struct Callbacks {
   std::function<void(const TrainState&)> on_epoch_state;
   /// When set and it becomes true (from any thread, or a signal handler), workers stop within
   /// a few thousand samples, the unfinished epoch is dropped from the records, and the
-  /// trainer returns the report with `interrupted` set. Polled once per chunk of samples.
+  /// trainer returns the report with `interrupted` set. Polled between ranges of samples.
   const std::atomic<bool>* stop = nullptr;
   /// Each worker's clock for time windows and the speed model; unset: the steady clock.
   ClockFactory clock;
 };
 
-/// Trains a sparse linear model with lock-free parallel SGD: one std::jthread per worker,
-/// each epoch a seeded shuffle split across workers, the step decayed after each epoch.
-/// Throws InputError for a bad config or labels the model cannot take, DivergenceError when
-/// the loss becomes NaN/Inf or exceeds its bound, and rethrows a worker's exception.
-/// With `resume`, training continues after `resume->epoch` from its weights, replaying the
-/// seeded shuffles of the epochs already done, so a serial run without injected delay ends
-/// bit for bit where an uninterrupted one does; its weights must have the training data's
-/// dimension.
+/// Trains `config.model` on sparse (LIBSVM) data with lock-free parallel SGD: one std::jthread
+/// per worker, each epoch a seeded shuffle split across workers, the step following the
+/// optimiser's schedule. Linear models take binary labels (any two values) or, for the squared
+/// loss, any; softmax maps label values to classes in increasing order (test labels must be
+/// training classes). Throws InputError for a bad config or data the model cannot take,
+/// DivergenceError when the loss becomes NaN/Inf or exceeds its bound, and rethrows a worker's
+/// exception. With `resume`, training continues after `resume->epoch` from its parameters,
+/// optimiser state and worker update counts, replaying the seeded shuffles of the epochs already
+/// done, so a serial run without injected delay ends bit for bit where an uninterrupted one
+/// does.
 Report train(const TrainConfig& config, const Dataset& train_data, const Dataset* test_data,
+             const Callbacks& callbacks = {}, const TrainState* resume = nullptr);
+/// Trains softmax regression or an MLP on dense (IDX) data, as above.
+Report train(const TrainConfig& config, const DenseDataset& train_data,
+             const DenseDataset* test_data, const Callbacks& callbacks = {},
+             const TrainState* resume = nullptr);
+/// Trains matrix factorisation on ratings; epochs report the RMSE.
+Report train(const TrainConfig& config, const Ratings& train_data, const Ratings* test_data,
              const Callbacks& callbacks = {}, const TrainState* resume = nullptr);
 
 /// The label values a binary model maps to -1 and +1, {negative, positive}: the smaller of two
@@ -187,8 +254,9 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
 /// Throws InputError naming the example of a third label class.
 std::vector<float> label_values(LossKind loss, const Dataset& data);
 
-/// Evaluates linear weights on `data` (features beyond the weights are ignored).
-/// `label_values` maps labels to -1/+1 for classifiers ({} for the squared loss).
+/// Evaluates linear weights on `data` (features beyond the weights are ignored): loss,
+/// objective and, for classifiers, accuracy. `label_values` maps labels to -1/+1 for
+/// classifiers ({} for the squared loss).
 Evaluation evaluate(LossKind loss, std::span<const float> weights, double l2, const Dataset& data,
                     std::span<const float> label_values, int threads = 0);
 

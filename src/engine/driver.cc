@@ -65,7 +65,7 @@ class Driver {
     }
     result_.resumed_from = first_epoch - 1;
     // A resumed run starts its records with the model it resumed from.
-    EpochResult initial = kernel_.evaluate(true);
+    EpochRecord initial = kernel_.evaluate(true);
     initial.epoch = first_epoch - 1;
     initial.elapsed = result_.elapsed;
     initial.step = kernel_.step_of(initial.epoch, true);
@@ -120,14 +120,14 @@ class Driver {
       if (stop_requested()) break;
       if (!last_segment) {
         // A point of the loss curve within the epoch; evaluation time is not training time.
-        const EpochResult probe = kernel_.evaluate(false);
+        const EpochRecord probe = kernel_.evaluate(false);
         result_.curve.push_back({result_.elapsed + seconds, kernel_.applied(), probe.train.loss});
       }
     }
     result_.elapsed += seconds;
     if (stop_requested()) return false;
     result_.samples += config_.rows;
-    EpochResult done = kernel_.evaluate(true);
+    EpochRecord done = kernel_.evaluate(true);
     done.epoch = epoch;
     done.seconds = seconds;
     done.elapsed = result_.elapsed;
@@ -146,14 +146,14 @@ class Driver {
   }
 
   // Keeps an epoch's record and its point of the curve, stops a diverged run, tells the caller.
-  void record(const EpochResult& epoch) {
+  void record(const EpochRecord& epoch) {
     result_.epochs.push_back(epoch);
     result_.curve.push_back({epoch.elapsed, kernel_.applied(), epoch.train.loss});
     check_divergence(epoch);
     if (hooks_.on_epoch) hooks_.on_epoch(epoch);
   }
 
-  void check_divergence(const EpochResult& epoch) const {
+  void check_divergence(const EpochRecord& epoch) const {
     const double loss = epoch.train.loss;
     const double bound = config_.divergence_factor * std::max(initial_loss_, 1e-12);
     if (std::isfinite(loss) && !(loss > bound)) return;
@@ -240,6 +240,23 @@ class Driver {
 DriverResult drive(const DriverConfig& config, Kernel& kernel, const DriverHooks& hooks,
                    const TrainState* resume) {
   return Driver(config, kernel, hooks).run(resume);
+}
+
+void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
+                const Callbacks& callbacks, const TrainState* resume,
+                std::span<const WorkerStats* const> workers, const ParamStore& store) {
+  const DriverHooks hooks{callbacks.on_epoch, callbacks.on_epoch_state, callbacks.stop};
+  DriverResult result = drive(config, kernel, hooks, resume);
+  report.epochs = std::move(result.epochs);
+  report.curve = std::move(result.curve);
+  report.samples = result.samples;
+  report.interrupted = result.interrupted;
+  report.resumed_from = result.resumed_from;
+  report.train_seconds = result.elapsed;
+  report.samples_per_second =
+      result.elapsed > 0 ? static_cast<double>(report.samples) / result.elapsed : 0.0;
+  report.weights = store.snapshot();
+  summarise_workers(workers, config.rows, report);
 }
 
 }  // namespace hogwild::detail

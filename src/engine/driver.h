@@ -31,14 +31,14 @@ struct DriverConfig {
 
 /// What the driver calls back on the caller's thread; all optional.
 struct DriverHooks {
-  std::function<void(const EpochResult&)> on_epoch;       ///< after each evaluation of an epoch
+  std::function<void(const EpochRecord&)> on_epoch;       ///< after each evaluation of an epoch
   std::function<void(const TrainState&)> on_epoch_state;  ///< after on_epoch, to checkpoint
   const std::atomic<bool>* stop = nullptr;                ///< polled between ranges
 };
 
 /// The run as the driver saw it.
 struct DriverResult {
-  std::vector<EpochResult> epochs;  ///< the initial model, then each completed epoch
+  std::vector<EpochRecord> epochs;  ///< the initial model, then each completed epoch
   std::vector<CurvePoint> curve;    ///< training loss against time and updates
   std::size_t samples = 0;          ///< samples processed, resumed epochs included
   double elapsed = 0;               ///< training seconds, evaluation excluded
@@ -52,45 +52,23 @@ struct DriverResult {
 DriverResult drive(const DriverConfig& config, Kernel& kernel, const DriverHooks& hooks,
                    const TrainState* resume);
 
-/// The driver's settings a trainer's config carries under the same names (epochs, seed,
-/// simulation, sharding, evaluation points), for `rows` examples and `workers` workers.
-template <class Config>
-DriverConfig driver_config(const Config& config, std::size_t rows, int workers) {
-  DriverConfig driver;
-  driver.rows = rows;
-  driver.epochs = config.epochs;
-  driver.seed = config.seed;
-  driver.workers = workers;
-  driver.simulate = config.simulate > 0;
-  driver.dynamic_sharding = config.dynamic_sharding;
-  driver.evals_per_epoch = config.evals_per_epoch;
-  return driver;
+/// The driver's settings from a run's config, for `rows` examples and `workers` workers.
+inline DriverConfig driver_config(const TrainConfig& config, std::size_t rows, int workers) {
+  return {.rows = rows,
+          .epochs = config.epochs,
+          .seed = config.seed,
+          .block_rows = config.block_rows,
+          .workers = workers,
+          .simulate = config.simulate > 0,
+          .dynamic_sharding = config.dynamic_sharding,
+          .evals_per_epoch = config.evals_per_epoch,
+          .divergence_factor = config.divergence_factor};
 }
 
-/// Drives `kernel` with a trainer's callbacks (its epochs shown as `as_record` makes them) and
-/// fills the report's run: the records, the curve, counts, the workers' sums, times and the
-/// final parameters.
-template <class Report, class Callbacks, class AsRecord>
+/// Drives `kernel` with the caller's callbacks and fills the report's run: the records, the
+/// curve, counts, the workers' sums, times and the final parameters.
 void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
-                const Callbacks& callbacks, const TrainState* resume, AsRecord as_record,
-                std::span<const WorkerStats* const> workers, const ParamStore& store) {
-  DriverHooks hooks;
-  if (callbacks.on_epoch) {
-    hooks.on_epoch = [&](const EpochResult& e) { callbacks.on_epoch(as_record(e)); };
-  }
-  hooks.on_epoch_state = callbacks.on_epoch_state;
-  hooks.stop = callbacks.stop;
-  DriverResult result = drive(config, kernel, hooks, resume);
-  for (const auto& e : result.epochs) report.epochs.push_back(as_record(e));
-  report.curve = std::move(result.curve);
-  report.samples = result.samples;
-  report.interrupted = result.interrupted;
-  report.resumed_from = result.resumed_from;
-  report.train_seconds = result.elapsed;
-  report.samples_per_second =
-      result.elapsed > 0 ? static_cast<double>(report.samples) / result.elapsed : 0.0;
-  report.weights = store.snapshot();
-  summarise_workers<Report>(workers, config.rows, report);
-}
+                const Callbacks& callbacks, const TrainState* resume,
+                std::span<const WorkerStats* const> workers, const ParamStore& store);
 
 }  // namespace hogwild::detail

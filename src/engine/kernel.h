@@ -6,30 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 
 #include "hogwild/trainer.h"
 
 namespace hogwild::detail {
-
-/// The model evaluated on one data set.
-struct Evaluated {
-  double loss = 0;                  ///< mean loss per example
-  std::optional<double> objective;  ///< linear models: loss + l2/2 ||w||^2
-  std::optional<double> accuracy;   ///< classifiers: fraction right
-  std::optional<double> rmse;       ///< factorisation
-};
-
-/// One epoch as the driver records it (epoch 0, or the epoch resumed from, is the model before
-/// training).
-struct EpochResult {
-  int epoch = 0;
-  double seconds = 0;  ///< training time of this epoch, evaluation excluded
-  double elapsed = 0;  ///< training time so far
-  double step = 0;     ///< the step size the kernel reports for it
-  Evaluated train;
-  std::optional<Evaluated> test;
-};
 
 /// A model family's training loop, driven one range of rows at a time: one virtual call per
 /// range (per claimed chunk, per stop-polling stretch, or per simulation round), never per
@@ -55,7 +35,7 @@ class Kernel {
   /// True once a worker found the run diverged: the others stop early.
   virtual bool failed() const { return false; }
   /// Evaluates the parameters on the training data and, with `with_test`, the test data.
-  virtual EpochResult evaluate(bool with_test) = 0;
+  virtual EpochRecord evaluate(bool with_test) = 0;
   /// The step size recorded for `epoch` (`initial`: the record of the model before training).
   virtual double step_of(int epoch, bool initial) const = 0;
   /// Updates applied so far, all workers.

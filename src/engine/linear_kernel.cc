@@ -38,64 +38,6 @@ using detail::RacyPolicy;
 using detail::SerialPolicy;
 
 namespace {
-// Replicas replace the single-sample Hogwild! loop; the delay layer, minibatches, the speed
-// model and simulation have loops of their own.
-bool replicas_apply(const TrainConfig& c) {
-  return c.simulate == 0 && c.delay.kind == DelaySpec::Kind::kNone &&
-         c.schedule.kind == ScheduleSpec::Kind::kFixed && c.schedule.batch <= 1 &&
-         !c.speed.active();
-}
-}  // namespace
-
-void TrainConfig::validate() const {
-  auto fail = [](std::string_view option, std::string_view expected, auto found) {
-    throw InputError(fmt::format("--{}: expected {}, found {}", option, expected, found));
-  };
-  if (threads < 0 || threads > 4096)
-    fail("threads", "a count in [1, 4096] (0 = all cores)", threads);
-  if (policy == Policy::kSerial && threads > 1) {
-    fail("threads", "1 with --policy serial (it runs one worker)", threads);
-  }
-  if (block_rows > (std::size_t{1} << 24)) {
-    fail("order", "rows or blocks:B with B in [1, 16777216]", fmt::format("blocks:{}", block_rows));
-  }
-  if (replicate != kReplicateAuto && (replicate < 0 || replicate > (1 << 24))) {
-    fail("replicate", "off, auto, or samples between merges in [1, 16777216]", replicate);
-  }
-  if (replicate > 0 && !replicas_apply(*this)) {
-    throw InputError(
-        "--replicate: expected off or auto with --delay, --simulate, minibatches (--batch, "
-        "--schedule) or a speed model, which run loops of their own; found " +
-        std::to_string(replicate));
-  }
-  if (epochs < 1) fail("epochs", "at least 1", epochs);
-  if (!(step > 0) || !std::isfinite(step)) fail("step", "a finite step size > 0", step);
-  if (!(decay > 0 && decay <= 1)) fail("decay", "a factor in (0, 1]", decay);
-  if (!(l2 >= 0) || !std::isfinite(l2)) fail("l2", "a finite strength >= 0", l2);
-  if (!(divergence_factor > 1)) fail("divergence-factor", "a factor > 1", divergence_factor);
-  detail::validate_staleness_options(staleness_sample, coherence_sample, coherence_lag, simulate,
-                                     threads);
-  detail::validate_schedule_options(schedule, speed, dynamic_sharding, evals_per_epoch, simulate,
-                                    workers());
-}
-
-int TrainConfig::resolved_replicate(std::size_t dim) const {
-  if (replicate == kReplicateAuto) {
-    const int workers = resolved_threads();
-    if (!replicas_apply(*this) || workers < 2 || dim > kAutoReplicateMaxFloats) return 0;
-    const int merge_every = kAutoStalenessBudget / (workers - 1);
-    return merge_every >= kAutoMinMergeEvery ? merge_every : 0;
-  }
-  return replicas_apply(*this) ? replicate : 0;
-}
-
-int TrainConfig::resolved_threads() const {
-  if (policy == Policy::kSerial || simulate > 0) return 1;
-  if (threads > 0) return threads;
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-namespace {
 
 std::string_view source_name(const Dataset& data, std::string_view fallback) {
   return data.source.empty() ? fallback : std::string_view(data.source);
@@ -174,7 +116,9 @@ Evaluation evaluate_mapped(std::span<const float> w, double l2, const Dataset& d
   double norm2 = 0;
   for (const float v : w) norm2 += double{v} * v;
   e.objective = e.loss + 0.5 * l2 * norm2;
-  e.accuracy = static_cast<double>(sums.correct) / n;
+  if constexpr (Loss::kind != LossKind::kSquared) {
+    e.accuracy = static_cast<double>(sums.correct) / n;
+  }
   return e;
 }
 
@@ -229,14 +173,14 @@ struct alignas(kCacheLine) WorkerState {
         coherence(config.coherence_sample, detail::derive_seed(seed_base, 0xc0e40000u + worker),
                   config.coherence_lag),
         delay(config.delay, detail::derive_seed(seed_base, 0xde1a0000u + worker)),
-        clock(config.schedule, config.speed, worker,
+        clock(*config.schedule, config.speed, worker,
               detail::derive_seed(seed_base, 0x5bee0000u + worker),
               clocks ? clocks(worker) : nullptr) {
     stats.size_for(config.epochs, config.delay.max_delay());
     const bool batched =
-        config.schedule.kind == ScheduleSpec::Kind::kTime || config.schedule.batch > 1;
+        config.schedule->kind == ScheduleSpec::Kind::kTime || config.schedule->batch > 1;
     if (batched) {
-      const std::size_t capacity = config.schedule.capacity();
+      const std::size_t capacity = config.schedule->capacity();
       batch.reserve(capacity);
       // One payload per delay-line slot: the pending batches' whole storage.
       if (delay.on()) pool.resize(delay.capacity() * capacity);
@@ -293,14 +237,14 @@ class Engine {
         workers_(static_cast<std::size_t>(config.workers())),
         delayed_(config.delay.kind != DelaySpec::Kind::kNone),
         coherence_(config.coherence_sample > 0),
-        timed_(config.schedule.kind == ScheduleSpec::Kind::kTime),
-        batched_(timed_ || config.schedule.batch > 1),
-        mean_(config.schedule.mean),
-        capacity_(config.schedule.capacity()),
+        timed_(config.schedule->kind == ScheduleSpec::Kind::kTime),
+        batched_(timed_ || config.schedule->batch > 1),
+        mean_(config.schedule->mean),
+        capacity_(config.schedule->capacity()),
         slow_(config.speed.active()),
         // Simulation steps each virtual worker one sample per round.
         per_sample_(delayed_ || batched_ || slow_ || config.simulate > 0),
-        merge_every_(static_cast<std::uint64_t>(config.resolved_replicate(store.size()))) {}
+        merge_every_(static_cast<std::uint64_t>(config.replicate)) {}
 
   // The epoch's step size and first coherence window.
   void begin_epoch(float eta, int epoch) {
@@ -824,7 +768,7 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
     engine_.begin_epoch(static_cast<float>(eta_), epoch);
     if constexpr (kRegularised) {
       const double eta = eta_;
-      const double l2 = run_.config.l2;
+      const double l2 = *run_.config.l2;
       run_.arena.execute([&] {
         tbb::parallel_for(std::size_t{0}, run_.shrink.size(), [&](std::size_t j) {
           run_.shrink[j] = static_cast<float>(1.0 / (1.0 + eta * l2 * run_.reg_scale[j]));
@@ -844,8 +788,8 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
     engine_.close_open_batch(state(worker));
     if (epoch_end) engine_.flush(state(worker));
   }
-  detail::EpochResult evaluate(bool with_test) override {
-    detail::EpochResult result;
+  EpochRecord evaluate(bool with_test) override {
+    EpochRecord result;
     result.train = evaluated(run_.train_data, run_.y_train);
     if (run_.test_data && with_test) result.test = evaluated(*run_.test_data, run_.y_test);
     return result;
@@ -854,8 +798,8 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   // a resumed one uses bit-identical steps.
   double step_of(int epoch, bool initial) const override {
     if (initial) return 0;
-    double eta = run_.config.step;
-    for (int e = 1; e < epoch; ++e) eta *= run_.config.decay;
+    double eta = *run_.config.optimizer.step;
+    for (int e = 1; e < epoch; ++e) eta *= run_.config.optimizer.decay;
     return eta;
   }
   std::uint64_t applied() const override {
@@ -868,14 +812,8 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
  private:
   WorkerState& state(int worker) { return run_.states[static_cast<std::size_t>(worker)]; }
 
-  detail::Evaluated evaluated(const Dataset& data, std::span<const float> y) const {
-    const Evaluation e =
-        evaluate_mapped<Loss>(run_.store.values(), run_.config.l2, data, y, run_.arena);
-    detail::Evaluated result;
-    result.loss = e.loss;
-    result.objective = e.objective;
-    if (is_classifier(run_.config.loss)) result.accuracy = e.accuracy;
-    return result;
+  Evaluation evaluated(const Dataset& data, std::span<const float> y) const {
+    return evaluate_mapped<Loss>(run_.store.values(), *run_.config.l2, data, y, run_.arena);
   }
 
   LinearRun& run_;
@@ -887,28 +825,13 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
 std::unique_ptr<detail::Kernel> make_linear_kernel(LinearRun& run) {
   return dispatch_policy(run.config.policy, [&](auto policy) -> std::unique_ptr<detail::Kernel> {
     using P = decltype(policy);
-    return dispatch_loss(run.config.loss, [&](auto loss) -> std::unique_ptr<detail::Kernel> {
-      using Loss = decltype(loss);
-      if (run.config.l2 > 0) return std::make_unique<LinearKernel<P, Loss, true>>(run);
+    const LossKind loss = std::get<LinearModel>(run.config.model).loss;
+    return dispatch_loss(loss, [&](auto loss_type) -> std::unique_ptr<detail::Kernel> {
+      using Loss = decltype(loss_type);
+      if (*run.config.l2 > 0) return std::make_unique<LinearKernel<P, Loss, true>>(run);
       return std::make_unique<LinearKernel<P, Loss, false>>(run);
     });
   });
-}
-
-// Evaluation in the report's form.
-Evaluation as_evaluation(const detail::Evaluated& e) {
-  return {e.loss, e.objective.value_or(0.0), e.accuracy.value_or(0.0)};
-}
-
-EpochRecord as_record(const detail::EpochResult& e) {
-  EpochRecord record;
-  record.epoch = e.epoch;
-  record.seconds = e.seconds;
-  record.elapsed = e.elapsed;
-  record.step = e.step;
-  record.train = as_evaluation(e.train);
-  if (e.test) record.test = as_evaluation(*e.test);
-  return record;
 }
 
 }  // namespace
@@ -927,9 +850,10 @@ Evaluation evaluate(LossKind loss, std::span<const float> weights, double l2, co
   });
 }
 
-Report train(const TrainConfig& config, const Dataset& train_data, const Dataset* test_data,
-             const Callbacks& callbacks, const TrainState* resume) {
-  config.validate();
+namespace detail {
+
+Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dataset* test_data,
+                    const Callbacks& callbacks, const TrainState* resume) {
   if (train_data.rows() == 0) {
     throw InputError(fmt::format("{}: expected at least one training example, found none",
                                  source_name(train_data, "training data")));
@@ -938,20 +862,23 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
     throw InputError(fmt::format("{}: expected at most 2^32-1 examples, found {}",
                                  source_name(train_data, "training data"), train_data.rows()));
   }
-  Report report;
-  report.config = config;
-  report.config.threads = config.resolved_threads();
-  report.config.replicate =
-      config.resolved_replicate(std::max<std::size_t>(1, train_data.num_features));
-  report.dataset = describe(train_data);
-  if (test_data) report.test_dataset = describe(*test_data);
-  if (is_classifier(config.loss)) report.label_values = binary_label_values(train_data);
-  std::vector<float> y_train = mapped_labels(train_data, report.label_values, "training data");
-  std::vector<float> y_test;
-  if (test_data) y_test = mapped_labels(*test_data, report.label_values, "test data");
-
   const std::size_t n = train_data.rows();
   const std::size_t dim = std::max<std::size_t>(1, train_data.num_features);
+  Report report;
+  report.config = raw.resolved();
+  report.config.replicate = raw.resolved_replicate(dim);
+  const TrainConfig& config = report.config;
+  const LossKind loss = std::get<LinearModel>(config.model).loss;
+  report.data = {"libsvm", n, dim, 0, 0, 0, test_data ? test_data->rows() : 0, dim};
+  report.dataset = describe(train_data);
+  if (test_data) report.test_dataset = describe(*test_data);
+  std::vector<float> label_values;
+  if (is_classifier(loss)) label_values = binary_label_values(train_data);
+  report.labels.assign(label_values.begin(), label_values.end());
+  std::vector<float> y_train = mapped_labels(train_data, label_values, "training data");
+  std::vector<float> y_test;
+  if (test_data) y_test = mapped_labels(*test_data, label_values, "test data");
+
   if (resume && resume->weights.size() != dim) {
     throw InputError(fmt::format(
         "{}: expected a model of {} weights (the training data's dimension) to resume, found {}",
@@ -966,10 +893,10 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
   for (int w = 0; w < workers; ++w) {
     states.emplace_back(w, config, config.seed, counters, callbacks.clock);
   }
-  tbb::task_arena arena(report.config.threads);
+  tbb::task_arena arena(config.threads);
   LinearRun run{config, store, train_data, test_data, std::move(y_train), std::move(y_test),
                 {},     {},    states,     arena};
-  if (config.l2 > 0) {
+  if (*config.l2 > 0) {
     const auto counts = feature_counts(train_data);
     run.reg_scale.assign(dim, 0.0f);
     for (std::size_t j = 0; j < counts.size(); ++j) {
@@ -978,14 +905,13 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
     run.shrink.resize(dim);
   }
   const auto kernel = make_linear_kernel(run);
-
-  detail::DriverConfig driver = detail::driver_config(config, n, workers);
-  driver.block_rows = config.block_rows;
-  driver.divergence_factor = config.divergence_factor;
-  std::vector<const detail::WorkerStats*> measured;
+  std::vector<const WorkerStats*> measured;
   for (const auto& state : states) measured.push_back(&state.stats);
-  detail::drive_into(report, driver, *kernel, callbacks, resume, as_record, measured, store);
+  drive_into(report, driver_config(config, n, workers), *kernel, callbacks, resume, measured,
+             store);
   return report;
 }
+
+}  // namespace detail
 
 }  // namespace hogwild

@@ -23,41 +23,6 @@ inline constexpr std::size_t kShardChunk = 256;
 /// The largest value --max-batch takes.
 inline constexpr std::uint32_t kMaxBatchLimit = 1u << 20;
 
-/// Checks the schedule, speed-model, sharding and curve options both trainers share against
-/// each other and the number of workers; throws InputError("--option: expected ..., found ...").
-inline void validate_schedule_options(const ScheduleSpec& schedule, const SpeedModel& speed,
-                                      bool dynamic_sharding, int evals_per_epoch, int simulate,
-                                      int workers) {
-  auto fail = [](std::string_view option, std::string_view expected, auto found) {
-    throw InputError(fmt::format("--{}: expected {}, found {}", option, expected, found));
-  };
-  if (schedule.max_batch < 1 || schedule.max_batch > kMaxBatchLimit) {
-    fail("max-batch", "a sample count in [1, 1048576]", schedule.max_batch);
-  }
-  if (simulate > 0 && schedule.kind == ScheduleSpec::Kind::kTime) {
-    throw InputError(
-        "--schedule: expected fixed:B with --simulate (time windows are wall-clock, "
-        "simulation is deterministic), found '" +
-        schedule.text + "'");
-  }
-  if (simulate > 0 && speed.active()) {
-    throw InputError(
-        "--simulate: expected no speed model (--worker-speed, --straggler, --pause "
-        "inject wall-clock costs into real threads)");
-  }
-  if (!speed.speeds.empty() && static_cast<int>(speed.speeds.size()) != workers) {
-    fail("worker-speed", fmt::format("{} speeds, one per worker", workers), speed.speeds.size());
-  }
-  if (simulate > 0 && dynamic_sharding) {
-    throw InputError(
-        "--sharding: expected static with --simulate (virtual workers step in "
-        "lockstep), found dynamic");
-  }
-  if (evals_per_epoch < 1 || evals_per_epoch > 1000) {
-    fail("evals-per-epoch", "a count in [1, 1000]", evals_per_epoch);
-  }
-}
-
 /// Start of part k of `segments` equal parts of a range of length `len` (k = segments gives
 /// len): an epoch, or a worker's slice of it, is cut into --evals-per-epoch segments.
 inline std::size_t segment_start(std::size_t len, int k, int segments) {

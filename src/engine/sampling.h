@@ -27,33 +27,6 @@ inline std::int64_t now_ns() {
       .count();
 }
 
-/// Checks the measurement and simulation options both trainers share; throws
-/// InputError("--option: expected ..., found ...").
-inline void validate_staleness_options(double staleness_sample, double coherence_sample,
-                                       int coherence_lag, int simulate, int threads) {
-  auto fail = [](std::string_view option, std::string_view expected, auto found) {
-    throw InputError(fmt::format("--{}: expected {}, found {}", option, expected, found));
-  };
-  if (!(staleness_sample >= 0 && staleness_sample <= 1)) {
-    fail("staleness-sample", "a fraction in (0, 1], or 0 to turn measurement off",
-         staleness_sample);
-  }
-  if (!(coherence_sample >= 0 && coherence_sample <= 1)) {
-    fail("coherence-sample", "a fraction in (0, 1], or 0 to turn measurement off",
-         coherence_sample);
-  }
-  if (coherence_lag < 1 || coherence_lag > 1 << 16) {
-    fail("coherence-lag", "a lag in [1, 65536] updates", coherence_lag);
-  }
-  if (simulate < 0 || simulate > 1024) {
-    fail("simulate", "a count of virtual workers in [1, 1024]", simulate);
-  }
-  if (simulate > 0 && threads > 1) {
-    fail("threads", "1 (or 0) with --simulate, which steps its virtual workers in one thread",
-         threads);
-  }
-}
-
 /// Cosine of two sparse vectors with sorted indices, entry i of each read as the pair
 /// (index, value) that `a(i)` / `b(i)` return. The merge of the indices advances without
 /// branches: for a sampled coherence point, mispredicted branches were most of its cost.

@@ -25,7 +25,7 @@
 #include "engine/workers.h"
 #include "hogwild/detail/policies.h"
 #include "hogwild/error.h"
-#include "hogwild/model_trainer.h"
+#include "hogwild/trainer.h"
 #include "io/report_json.h"
 #include "models/model.h"
 #include "models/optimizer_kernel.h"
@@ -35,125 +35,6 @@ namespace hogwild {
 using detail::dispatch_policy;
 using detail::kCacheLine;
 using detail::ParamStore;
-
-ModelKind parse_model_kind(std::string_view name) {
-  if (name == "softmax") return ModelKind::kSoftmax;
-  if (name == "mlp") return ModelKind::kMlp;
-  if (name == "mf") return ModelKind::kFactorisation;
-  throw InputError(fmt::format("--model: expected one of softmax, mlp, mf; found '{}'", name));
-}
-
-bool is_model_kind(std::string_view name) {
-  return name == "softmax" || name == "mlp" || name == "mf";
-}
-
-std::string_view to_string(ModelKind kind) {
-  switch (kind) {
-    case ModelKind::kSoftmax:
-      return "softmax";
-    case ModelKind::kMlp:
-      return "mlp";
-    case ModelKind::kFactorisation:
-      break;
-  }
-  return "mf";
-}
-
-void ModelConfig::validate() const {
-  auto fail = [](std::string_view option, std::string_view expected, auto found) {
-    throw InputError(fmt::format("--{}: expected {}, found {}", option, expected, found));
-  };
-  optimizer.validate();
-  if (threads < 0 || threads > 4096)
-    fail("threads", "a count in [1, 4096] (0 = all cores)", threads);
-  if (policy == Policy::kSerial && threads > 1) {
-    fail("threads", "1 with --policy serial (it runs one worker)", threads);
-  }
-  if (epochs < 1) fail("epochs", "at least 1", epochs);
-  if (block_rows > (std::size_t{1} << 24)) {
-    fail("order", "rows or blocks:B with B in [1, 16777216]", fmt::format("blocks:{}", block_rows));
-  }
-  if (!(divergence_factor > 1)) fail("divergence-factor", "a factor > 1", divergence_factor);
-  detail::validate_staleness_options(staleness_sample, coherence_sample, coherence_lag, simulate,
-                                     threads);
-  if (batch > 65536) fail("batch", "a minibatch size in [1, 65536] (0 = default)", batch);
-  if (schedule.kind == ScheduleSpec::Kind::kFixed && schedule.batch > 65536) {
-    fail("schedule", "fixed:B with B a minibatch size in [1, 65536]", schedule.text);
-  }
-  if (batch != 0 && schedule.kind == ScheduleSpec::Kind::kFixed && schedule.batch != 0 &&
-      schedule.batch != batch) {
-    fail("batch", "either --batch or --schedule, found both",
-         fmt::format("{} and '{}'", batch, schedule.text));
-  }
-  if (batch != 0 && schedule.kind == ScheduleSpec::Kind::kTime) {
-    fail("batch", "either --batch or --schedule, found both",
-         fmt::format("{} and '{}'", batch, schedule.text));
-  }
-  detail::validate_schedule_options(schedule, speed, dynamic_sharding, evals_per_epoch, simulate,
-                                    workers());
-  if (!std::isfinite(l2)) fail("l2", "a finite strength >= 0", l2);
-  if (model == ModelKind::kMlp) {
-    if (hidden.empty()) fail("hidden", "at least one hidden layer width", "none");
-    for (const auto h : hidden) {
-      if (h < 1 || h > 65536) fail("hidden", "layer widths in [1, 65536]", h);
-    }
-  }
-  if (model == ModelKind::kFactorisation) {
-    if (rank < 1 || rank > 4096) fail("rank", "a rank in [1, 4096]", rank);
-    if (!(init_scale >= 0) || !std::isfinite(init_scale)) {
-      fail("init-scale", "a finite deviation >= 0", init_scale);
-    }
-  }
-}
-
-int ModelConfig::workers() const {
-  if (simulate > 0) return simulate;
-  if (policy == Policy::kSerial) return 1;
-  if (threads > 0) return threads;
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-ModelConfig ModelConfig::resolved() const {
-  ModelConfig c = *this;
-  c.threads = simulate > 0 ? 1 : workers();  // --simulate steps its workers in one thread
-  // A fixed schedule given by the caller (not --batch) sets the minibatch size.
-  if (c.schedule.kind == ScheduleSpec::Kind::kFixed && c.batch == 0) c.batch = c.schedule.batch;
-  // Defaults per model, chosen on Fashion-MNIST (softmax, mlp) and generated ratings (mf).
-  const bool adaptive =
-      c.optimizer.kind == OptimizerKind::kAdam || c.optimizer.kind == OptimizerKind::kRmsprop;
-  switch (c.model) {
-    case ModelKind::kSoftmax:
-      if (c.batch == 0) c.batch = 16;
-      if (c.optimizer.step == 0) c.optimizer.step = adaptive ? 1e-3 : 0.1;
-      if (c.l2 < 0) c.l2 = 0;
-      break;
-    case ModelKind::kMlp:
-      if (c.batch == 0) c.batch = 32;
-      if (c.optimizer.step == 0) c.optimizer.step = adaptive ? 1e-3 : 0.2;
-      if (c.l2 < 0) c.l2 = 0;
-      break;
-    case ModelKind::kFactorisation:
-      if (c.batch == 0) c.batch = 1;
-      if (c.optimizer.step == 0) c.optimizer.step = adaptive ? 1e-2 : 0.05;
-      if (c.l2 < 0) c.l2 = 0.02;
-      break;
-  }
-  if (c.schedule.kind == ScheduleSpec::Kind::kFixed) {
-    c.schedule.batch = static_cast<std::uint32_t>(c.batch);
-    c.schedule.text = fmt::format("fixed:{}", c.batch);
-  } else {
-    c.batch = 0;  // a window's size is what fits in it
-  }
-  if (optimizer.step == 0) {
-    // Momentum multiplies the effective step by 1 / (1 - mu): keep the SGD default's scale.
-    if (c.optimizer.kind == OptimizerKind::kMomentum ||
-        c.optimizer.kind == OptimizerKind::kNesterov) {
-      c.optimizer.step *= 1 - c.optimizer.momentum;
-    }
-    if (c.optimizer.kind == OptimizerKind::kAdagrad) c.optimizer.step = 0.05;
-  }
-  return c;
-}
 
 namespace {
 
@@ -225,8 +106,7 @@ double cosine(const std::vector<std::pair<std::uint32_t, float>>& a,
 
 // The model's mean loss, and its accuracy (classifiers) or RMSE (factorisation), on the training
 // or the test data.
-detail::Evaluated evaluate_model(const Model& model, const float* w, bool test,
-                                 tbb::task_arena& arena) {
+Evaluation evaluate_model(const Model& model, const float* w, bool test, tbb::task_arena& arena) {
   const std::size_t n = model.examples(test);
   // Deterministic: the same split and order of sums whatever the threads and their timing, so
   // serial and simulated runs report the same losses to the last bit.
@@ -240,7 +120,7 @@ detail::Evaluated evaluate_model(const Model& model, const float* w, bool test,
         [](EvalSums a, const EvalSums& b) { return a += b; });
   });
   const double count = static_cast<double>(std::max<std::size_t>(1, n));
-  detail::Evaluated e;
+  Evaluation e;
   e.loss = sums.loss / count;
   if (model.classifier()) {
     e.accuracy = static_cast<double>(sums.correct) / count;
@@ -259,7 +139,7 @@ detail::Evaluated evaluate_model(const Model& model, const float* w, bool test,
 
 // Applies one update (sparse coordinates or all parameters) through the optimiser.
 template <class P>
-void apply_update(const ModelConfig& config, ParamStore& store, detail::OptimizerState& state,
+void apply_update(const TrainConfig& config, ParamStore& store, detail::OptimizerState& state,
                   WorkerState& ws, std::span<const std::uint32_t> idx, std::span<const float> g,
                   float eta, double t) {
   detail::apply_step<P>(config.optimizer, store, state, {idx, g}, eta, t, ws.scratch);
@@ -268,7 +148,7 @@ void apply_update(const ModelConfig& config, ParamStore& store, detail::Optimize
 }
 
 template <class P>
-void apply_pending(const ModelConfig& config, ParamStore& store, detail::OptimizerState& state,
+void apply_pending(const TrainConfig& config, ParamStore& store, detail::OptimizerState& state,
                    WorkerState& ws, const WorkerState::Pending& u, std::uint32_t slot) {
   const auto& idx = ws.slot_idx[slot];
   const auto& g = ws.slot_grad[slot];
@@ -280,7 +160,7 @@ void apply_pending(const ModelConfig& config, ParamStore& store, detail::Optimiz
 
 // Applies every pending update of the worker, in due order.
 template <class P>
-void flush(const ModelConfig& config, ParamStore& store, detail::OptimizerState& state,
+void flush(const TrainConfig& config, ParamStore& store, detail::OptimizerState& state,
            WorkerState& ws) {
   ws.delay.flush([&](const WorkerState::Pending& u, std::uint32_t slot) {
     apply_pending<P>(config, store, state, ws, u, slot);
@@ -298,7 +178,7 @@ void flush(const ModelConfig& config, ParamStore& store, detail::OptimizerState&
 
 // What the workers of one epoch share.
 struct EpochContext {
-  const ModelConfig& config;
+  const TrainConfig& config;
   const Model& model;
   ParamStore& store;
   detail::OptimizerState& state;
@@ -322,18 +202,18 @@ constexpr std::uint32_t kMaxChunk = 64;
 template <class P>
 void open_window(const EpochContext& c, WorkerState& ws, std::size_t pos, std::size_t len,
                  int worker) {
-  const ModelConfig& config = c.config;
+  const TrainConfig& config = c.config;
   ws.open = true;
   ws.samples_in = 0;
   ws.chunks_in = 0;
   ws.rows_in = 0;
   if (c.timed) ws.clock.open();
-  const std::size_t unit = c.timed ? 1 : config.batch;
+  const std::size_t unit = c.timed ? 1 : config.schedule->batch;
   const std::size_t units = std::max<std::size_t>(1, (len + unit - 1) / unit);
   const std::size_t b = pos / unit;
   const double progress = (c.epoch - 1) + static_cast<double>(b) / static_cast<double>(units);
   ws.eta =
-      static_cast<float>(config.optimizer.step_at(config.optimizer.step, c.epoch - 1, progress));
+      static_cast<float>(config.optimizer.step_at(*config.optimizer.step, c.epoch - 1, progress));
   ws.t = static_cast<double>(ws.updates * static_cast<std::uint64_t>(c.workers) +
                              static_cast<std::uint64_t>(worker) + 1);
   ws.coherence_window = static_cast<std::size_t>(c.epoch - 1) * detail::kCoherenceWindowsPerEpoch +
@@ -441,14 +321,14 @@ void compute_chunk(const EpochContext& c, WorkerState& ws, std::span<const std::
 // applies it now or after the injected delay (counted in the worker's own later updates).
 template <class P>
 void close_window(const EpochContext& c, WorkerState& ws) {
-  const ModelConfig& config = c.config;
+  const TrainConfig& config = c.config;
   if (c.timed) ws.clock.close(ws.samples_in, ws.stats.windows_ns);
   const std::size_t width = c.model.row_width();
   const std::size_t size = width > 0 ? ws.rows_in * width : c.store.size();
   const auto n = static_cast<float>(ws.samples_in);
   // One chunk: `grad` is its mean. More: the sum.
-  const float scale = ws.chunks_in == 1 ? (config.schedule.mean ? 1.0f : n)
-                                        : (config.schedule.mean ? 1.0f / n : 1.0f);
+  const float scale = ws.chunks_in == 1 ? (config.schedule->mean ? 1.0f : n)
+                                        : (config.schedule->mean ? 1.0f / n : 1.0f);
   if (scale != 1.0f) {
     for (std::size_t i = 0; i < size; ++i) ws.grad[i] *= scale;
   }
@@ -509,16 +389,16 @@ void close_window(const EpochContext& c, WorkerState& ws) {
 
 // True when the open window is complete: B samples, or W has passed (or --max-batch).
 inline bool window_done(const EpochContext& c, WorkerState& ws) {
-  if (!c.timed) return ws.samples_in >= c.config.batch;
-  return ws.samples_in >= c.config.schedule.max_batch || ws.clock.passed();
+  if (!c.timed) return ws.samples_in >= c.config.schedule->batch;
+  return ws.samples_in >= c.config.schedule->max_batch || ws.clock.passed();
 }
 
 // Samples in the open window's next chunk: what completes a fixed minibatch, or half the
 // time left in a time window (see kMaxChunk).
 inline std::size_t next_chunk(const EpochContext& c, const WorkerState& ws) {
-  if (!c.timed) return c.config.batch - ws.samples_in;
+  if (!c.timed) return c.config.schedule->batch - ws.samples_in;
   return ws.clock.next_check(ws.samples_in,
-                             std::min(kMaxChunk, c.config.schedule.max_batch - ws.samples_in));
+                             std::min(kMaxChunk, c.config.schedule->max_batch - ws.samples_in));
 }
 
 // Feeds the samples at positions [first, last) of `rows` (`len` positions in all: a worker's
@@ -563,7 +443,7 @@ void finish_segment(const EpochContext& c, WorkerState& ws) {
 }
 
 // Checks a resumed state against this model and optimiser and copies it in.
-void restore(const TrainState& resume, const ModelConfig& config, std::size_t params,
+void restore(const TrainState& resume, const TrainConfig& config, std::size_t params,
              const std::vector<ParamStore*>& state_buffers, ParamStore& store) {
   if (resume.weights.size() != params) {
     throw InputError(
@@ -590,7 +470,7 @@ void restore(const TrainState& resume, const ModelConfig& config, std::size_t pa
 
 // Everything a model run's kernel works on, set up once by run().
 struct ModelRun {
-  const ModelConfig& config;
+  const TrainConfig& config;
   const Model& model;
   ParamStore& store;
   detail::OptimizerState& state;
@@ -611,7 +491,7 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
     epoch_ = epoch;
     stop_.store(false, std::memory_order_relaxed);
   }
-  std::size_t round_positions() const override { return run_.config.batch; }
+  std::size_t round_positions() const override { return run_.config.schedule->batch; }
   void run_range(int worker, const std::uint32_t* rows, std::size_t first, std::size_t last,
                  std::size_t len) override {
     ::hogwild::run_range<P>(context(), state(worker), rows, first, last, len, worker);
@@ -623,15 +503,15 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
     if (epoch_end) flush<P>(run_.config, run_.store, run_.state, ws);
   }
   bool failed() const override { return stop_.load(std::memory_order_relaxed); }
-  detail::EpochResult evaluate(bool with_test) override {
-    detail::EpochResult result;
+  EpochRecord evaluate(bool with_test) override {
+    EpochRecord result;
     result.train = evaluated(false);
     if (with_test && run_.model.examples(true) > 0) result.test = evaluated(true);
     return result;
   }
   double step_of(int epoch, bool) const override {
     const auto& o = run_.config.optimizer;
-    return epoch == 0 ? o.step : o.step_at(o.step, epoch - 1, epoch - 1);
+    return epoch == 0 ? *o.step : o.step_at(*o.step, epoch - 1, epoch - 1);
   }
   std::uint64_t applied() const override {
     std::uint64_t total = 0;
@@ -647,11 +527,11 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
  private:
   WorkerState& state(int worker) { return *run_.workers[static_cast<std::size_t>(worker)]; }
   EpochContext context() {
-    const bool timed = run_.config.schedule.kind == ScheduleSpec::Kind::kTime;
+    const bool timed = run_.config.schedule->kind == ScheduleSpec::Kind::kTime;
     return {run_.config,           run_.model, run_.store, run_.state, stop_, epoch_,
             run_.config.workers(), timed};
   }
-  detail::Evaluated evaluated(bool test) {
+  Evaluation evaluated(bool test) {
     const float* w = run_.store.data();  // workers have joined: plain reads are safe
     return evaluate_model(run_.model, w, test, run_.arena);
   }
@@ -661,33 +541,20 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   std::atomic<bool> stop_{false};  // a worker diverged
 };
 
-ModelEpochRecord as_record(const detail::EpochResult& e) {
-  ModelEpochRecord record;
-  record.epoch = e.epoch;
-  record.seconds = e.seconds;
-  record.elapsed = e.elapsed;
-  record.step = e.step;
-  record.train_loss = e.train.loss;
-  record.train_accuracy = e.train.accuracy;
-  record.train_rmse = e.train.rmse;
-  if (e.test) {
-    record.test_loss = e.test->loss;
-    record.test_accuracy = e.test->accuracy;
-    record.test_rmse = e.test->rmse;
-  }
-  return record;
-}
+}  // namespace
 
-ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats,
-                std::vector<double> class_labels, const ModelCallbacks& callbacks,
-                const TrainState* resume) {
-  ModelReport report;
+namespace detail {
+
+Report train_model(const TrainConfig& raw, const Model& model, DataShape shape,
+                   std::vector<double> labels, const Callbacks& callbacks,
+                   const TrainState* resume) {
+  Report report;
   report.config = raw.resolved();
-  const ModelConfig& config = report.config;
+  const TrainConfig& config = report.config;
   const int worker_count = config.workers();
-  stats.parameters = model.num_params();
-  report.dataset = std::move(stats);
-  report.class_labels = std::move(class_labels);
+  shape.parameters = model.num_params();
+  report.data = std::move(shape);
+  report.labels = std::move(labels);
 
   const std::size_t n = model.examples(false);
   if (n == 0) throw InputError("training data: expected at least one example, found none");
@@ -717,14 +584,15 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
   if (resume) restore(*resume, config, params, run.state_buffers, store);
   auto& workers = run.workers;
   const std::size_t width = model.row_width();
-  const bool timed = config.schedule.kind == ScheduleSpec::Kind::kTime;
+  const bool timed = config.schedule->kind == ScheduleSpec::Kind::kTime;
   for (int worker = 0; worker < worker_count; ++worker) {
     auto ws = std::make_unique<WorkerState>();
     // A fixed minibatch is one chunk; a time window holds up to --max-batch samples, computed
     // in chunks of up to kMaxChunk.
-    const std::size_t window_cap = timed ? config.schedule.max_batch : config.batch;
-    const std::size_t chunk_cap =
-        timed ? std::min<std::size_t>(kMaxChunk, config.schedule.max_batch) : config.batch;
+    const std::size_t window_cap = timed ? config.schedule->max_batch : config.schedule->batch;
+    const std::size_t chunk_cap = timed
+                                      ? std::min<std::size_t>(kMaxChunk, config.schedule->max_batch)
+                                      : config.schedule->batch;
     ws->workspace = model.workspace(chunk_cap);
     std::size_t update_size = params;
     if (width > 0) {
@@ -745,7 +613,7 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
     ws->buffer.resize(chunk_cap);
     ws->scratch = detail::OptimizerScratch(update_size);
     const auto stream = static_cast<std::uint64_t>(worker);
-    ws->clock = detail::WindowClock(config.schedule, config.speed, worker,
+    ws->clock = detail::WindowClock(*config.schedule, config.speed, worker,
                                     detail::derive_seed(config.seed, 0x5bee0000u + stream),
                                     callbacks.clock ? callbacks.clock(worker) : nullptr);
     if (config.delay.kind != DelaySpec::Kind::kNone) {
@@ -779,254 +647,13 @@ ModelReport run(const ModelConfig& raw, const Model& model, ModelDataStats stats
     return std::unique_ptr<detail::Kernel>(std::make_unique<WindowKernel<decltype(policy)>>(run));
   });
 
-  detail::DriverConfig driver = detail::driver_config(config, n, worker_count);
-  driver.block_rows = config.block_rows;
-  driver.divergence_factor = config.divergence_factor;
-  std::vector<const detail::WorkerStats*> measured;
+  std::vector<const WorkerStats*> measured;
   for (const auto& ws : workers) measured.push_back(&ws->stats);
-  detail::drive_into(report, driver, *kernel, callbacks, resume, as_record, measured, store);
+  drive_into(report, driver_config(config, n, worker_count), *kernel, callbacks, resume, measured,
+             store);
   return report;
 }
 
-// Maps label values to class indices 0..k-1 in increasing order of value.
-template <class Label>
-std::vector<double> class_values(const std::vector<Label>& labels) {
-  std::vector<double> values(labels.begin(), labels.end());
-  std::sort(values.begin(), values.end());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
-  return values;
-}
-
-template <class Label>
-std::vector<std::int32_t> class_indices(const std::vector<Label>& labels,
-                                        const std::vector<double>& classes,
-                                        std::string_view source) {
-  std::map<double, std::int32_t> index;
-  for (std::size_t c = 0; c < classes.size(); ++c) index[classes[c]] = static_cast<std::int32_t>(c);
-  std::vector<std::int32_t> y(labels.size());
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    const auto it = index.find(static_cast<double>(labels[i]));
-    if (it == index.end()) {
-      throw InputError(
-          fmt::format("{}: expected labels among the {} training classes, found {} in example {}",
-                      source, classes.size(), labels[i], i + 1));
-    }
-    y[i] = it->second;
-  }
-  return y;
-}
-
-std::string name_of(const std::string& source, std::string_view fallback) {
-  return source.empty() ? std::string(fallback) : source;
-}
-
-void need_classes(const std::vector<double>& classes, const std::string& source) {
-  if (classes.size() < 2) {
-    throw InputError(
-        fmt::format("{}: expected at least two label classes, found {}", source, classes.size()));
-  }
-}
-
-}  // namespace
-
-ModelReport train_model(const ModelConfig& config, const Dataset& train, const Dataset* test,
-                        const ModelCallbacks& callbacks, const TrainState* resume) {
-  config.validate();
-  if (config.model != ModelKind::kSoftmax) {
-    throw InputError(fmt::format(
-        "--model: expected softmax for LIBSVM data ({} needs {}), found {}",
-        to_string(config.model),
-        config.model == ModelKind::kMlp ? "dense features: --format idx" : "--format ratings",
-        to_string(config.model)));
-  }
-  const std::string train_name = name_of(train.source, "training data");
-  if (train.rows() == 0)
-    throw InputError(train_name + ": expected at least one example, found none");
-  const auto classes = class_values(train.labels);
-  need_classes(classes, train_name);
-  auto y_train = class_indices(train.labels, classes, train_name);
-  std::vector<std::int32_t> y_test;
-  if (test) y_test = class_indices(test->labels, classes, name_of(test->source, "test data"));
-  const std::size_t features = std::max<std::size_t>(1, train.num_features);
-  const auto model =
-      detail::make_sparse_softmax(train, std::move(y_train), test, std::move(y_test), features,
-                                  classes.size(), static_cast<float>(config.resolved().l2));
-  ModelDataStats stats{
-      "libsvm", train.rows(), features, classes.size(), 0, 0, test ? test->rows() : 0, 0};
-  return run(config, *model, stats, classes, callbacks, resume);
-}
-
-ModelReport train_model(const ModelConfig& config, const DenseDataset& train,
-                        const DenseDataset* test, const ModelCallbacks& callbacks,
-                        const TrainState* resume) {
-  config.validate();
-  if (config.model == ModelKind::kFactorisation) {
-    throw InputError(
-        "--model: expected softmax or mlp for IDX data (mf needs --format ratings), found mf");
-  }
-  const std::string train_name = name_of(train.source, "training data");
-  if (train.rows() == 0)
-    throw InputError(train_name + ": expected at least one example, found none");
-  if (test && test->cols != train.cols) {
-    throw InputError(fmt::format("{}: expected {} features per example (as in {}), found {}",
-                                 name_of(test->source, "test data"), train.cols, train_name,
-                                 test->cols));
-  }
-  const auto classes = class_values(train.labels);
-  need_classes(classes, train_name);
-  auto y_train = class_indices(train.labels, classes, train_name);
-  std::vector<std::int32_t> y_test;
-  if (test) y_test = class_indices(test->labels, classes, name_of(test->source, "test data"));
-  const auto l2 = static_cast<float>(config.resolved().l2);
-  const auto model = config.model == ModelKind::kMlp
-                         ? detail::make_mlp(train, std::move(y_train), test, std::move(y_test),
-                                            classes.size(), config.hidden, l2)
-                         : detail::make_dense_softmax(train, std::move(y_train), test,
-                                                      std::move(y_test), classes.size(), l2);
-  ModelDataStats stats{
-      "idx", train.rows(), train.cols, classes.size(), 0, 0, test ? test->rows() : 0, 0};
-  return run(config, *model, stats, classes, callbacks, resume);
-}
-
-ModelReport train_model(const ModelConfig& config, const Ratings& train, const Ratings* test,
-                        const ModelCallbacks& callbacks, const TrainState* resume) {
-  config.validate();
-  if (config.model != ModelKind::kFactorisation) {
-    throw InputError(
-        fmt::format("--model: expected mf for ratings data, found {}", to_string(config.model)));
-  }
-  if (train.size() == 0) {
-    throw InputError(name_of(train.source, "training data") +
-                     ": expected at least one rating, found none");
-  }
-  const auto resolved = config.resolved();
-  const auto model =
-      detail::make_factorisation(train, test, resolved.rank, static_cast<float>(resolved.l2),
-                                 static_cast<float>(resolved.init_scale));
-  ModelDataStats stats{"ratings",
-                       train.size(),
-                       0,
-                       0,
-                       std::max(train.num_users, test ? test->num_users : 0),
-                       std::max(train.num_items, test ? test->num_items : 0),
-                       test ? test->size() : 0,
-                       0};
-  return run(config, *model, stats, {}, callbacks, resume);
-}
-
-namespace {
-
-using nlohmann::ordered_json;
-
-ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
-
-ordered_json config_json(const ModelConfig& c) {
-  const auto& o = c.optimizer;
-  ordered_json j{{"model", to_string(c.model)}};
-  if (c.model == ModelKind::kMlp) j["hidden"] = c.hidden;
-  if (c.model == ModelKind::kFactorisation) {
-    j["rank"] = c.rank;
-    j["init_scale"] = c.init_scale;
-  }
-  j["optimizer"] = to_string(o.kind);
-  j["step"] = o.step;
-  j["schedule"] = to_string(o.schedule);
-  if (o.schedule == Schedule::kEpoch) j["decay"] = o.decay;
-  if (o.schedule == Schedule::kInverse || o.schedule == Schedule::kInverseSqrt) {
-    j["schedule_scale"] = o.schedule_scale;
-  }
-  switch (o.kind) {
-    case OptimizerKind::kMomentum:
-    case OptimizerKind::kNesterov:
-      j["momentum"] = o.momentum;
-      break;
-    case OptimizerKind::kRmsprop:
-      j["rho"] = o.rho;
-      j["epsilon"] = o.epsilon;
-      break;
-    case OptimizerKind::kAdagrad:
-      j["epsilon"] = o.epsilon;
-      break;
-    case OptimizerKind::kAdam:
-      j["beta1"] = o.beta1;
-      j["beta2"] = o.beta2;
-      j["epsilon"] = o.epsilon;
-      break;
-    case OptimizerKind::kSgd:
-      break;
-  }
-  j["clip_norm"] = o.clip_norm;
-  j["l2"] = c.l2;
-  if (c.schedule.kind == ScheduleSpec::Kind::kFixed) j["batch"] = c.batch;
-  j["policy"] = to_string(c.policy);
-  j["threads"] = c.threads;
-  j["epochs"] = c.epochs;
-  j["seed"] = c.seed;
-  j["divergence_factor"] = c.divergence_factor;
-  j["delay"] = c.delay.text;
-  j["staleness_sample"] = c.staleness_sample;
-  j["coherence_sample"] = c.coherence_sample;
-  j["coherence_lag"] = c.coherence_lag;
-  j["simulate"] = c.simulate;
-  detail::add_schedule_config(j, c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
-  // Only when set: a checkpoint written before the option existed still resumes a rows run.
-  if (c.block_rows > 0) j["order"] = fmt::format("blocks:{}", c.block_rows);
-  return j;
-}
-
-ordered_json epoch_json(const ModelEpochRecord& e) {
-  ordered_json j{{"epoch", e.epoch},
-                 {"seconds", e.seconds},
-                 {"elapsed", e.elapsed},
-                 {"step", e.step},
-                 {"train_loss", number(e.train_loss)}};
-  if (e.test_loss) j["test_loss"] = number(*e.test_loss);
-  if (e.train_accuracy) j["train_accuracy"] = *e.train_accuracy;
-  if (e.test_accuracy) j["test_accuracy"] = *e.test_accuracy;
-  if (e.train_rmse) j["train_rmse"] = number(*e.train_rmse);
-  if (e.test_rmse) j["test_rmse"] = number(*e.test_rmse);
-  return j;
-}
-
-}  // namespace
-
-std::string to_json(const ModelReport& report, int indent) {
-  const auto& s = report.dataset;
-  ordered_json dataset{{"format", s.format}, {"rows", s.rows}};
-  if (s.format == "ratings") {
-    dataset["users"] = s.users;
-    dataset["items"] = s.items;
-  } else {
-    dataset["features"] = s.features;
-    dataset["classes"] = s.classes;
-  }
-  dataset["test_rows"] = s.test_rows;
-  dataset["parameters"] = s.parameters;
-  ordered_json json{{"config", config_json(report.config)}, {"dataset", dataset}};
-  if (!report.class_labels.empty()) json["classes"] = report.class_labels;
-  ordered_json epochs = ordered_json::array();
-  for (const auto& e : report.epochs) epochs.push_back(epoch_json(e));
-  json["epochs"] = std::move(epochs);
-  json["updates"] = {{"computed", report.updates_computed}, {"applied", report.updates_applied}};
-  json["staleness"] = detail::staleness_report_json(report.staleness, report.staleness_per_worker,
-                                                    report.config.staleness_sample);
-  json["coherence"] = detail::coherence_json(report.coherence);
-  json["delay"] = detail::delay_json(report.config.delay, report.injected_delays);
-  json["batch_size"] = detail::batch_size_json(report.batch_sizes, report.workers);
-  if (report.windows_ns.count() > 0)
-    json["window_micros"] = detail::histogram_json(report.windows_ns, 1e-3);
-  json["curve"] = detail::curve_json(report.curve);
-  json["samples"] = report.samples;
-  json["train_seconds"] = report.train_seconds;
-  json["samples_per_second"] = report.samples_per_second;
-  json["final"] = report.epochs.empty() ? ordered_json::object() : epoch_json(report.epochs.back());
-  json["interrupted"] = report.interrupted;
-  json["resumed_from"] = report.resumed_from;
-  return json.dump(indent);
-}
-
-std::string config_to_json(const ModelConfig& config, int indent) {
-  return config_json(config).dump(indent);
-}
+}  // namespace detail
 
 }  // namespace hogwild

@@ -15,14 +15,15 @@ using nlohmann::ordered_json;
 // JSON has no NaN/Inf; a non-finite value is written as null rather than as invalid JSON.
 ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
 
-ordered_json config_json(const TrainConfig& c) {
-  ordered_json json{{"model", to_string(c.loss)},
+// The config of linear runs.
+ordered_json linear_config_json(const TrainConfig& c) {
+  ordered_json json{{"model", model_name(c.model)},
                     {"policy", to_string(c.policy)},
                     {"threads", c.threads},
                     {"epochs", c.epochs},
-                    {"step", c.step},
-                    {"decay", c.decay},
-                    {"l2", c.l2},
+                    {"step", *c.optimizer.step},
+                    {"decay", c.optimizer.decay},
+                    {"l2", *c.l2},
                     {"seed", c.seed},
                     {"divergence_factor", c.divergence_factor},
                     {"delay", c.delay.text},
@@ -30,7 +31,7 @@ ordered_json config_json(const TrainConfig& c) {
                     {"coherence_sample", c.coherence_sample},
                     {"coherence_lag", c.coherence_lag},
                     {"simulate", c.simulate}};
-  detail::add_schedule_config(json, c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
+  detail::add_schedule_config(json, *c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
   json["order"] = c.block_rows > 0 ? fmt::format("blocks:{}", c.block_rows) : "rows";
   // Samples between replica merges as the run resolved it; 0 = no replicas.
   json["replicate"] = c.replicate;
@@ -49,6 +50,88 @@ ordered_json stats_json(const DatasetStats& s) {
                       {"mean_nnz_per_row", s.mean_nnz_per_row},
                       {"max_nnz_per_row", s.max_nnz_per_row},
                       {"labels", labels}};
+}
+
+// The config of softmax, mlp and mf runs.
+ordered_json model_config_json(const TrainConfig& c) {
+  const auto& o = c.optimizer;
+  ordered_json j{{"model", model_name(c.model)}};
+  if (const auto* mlp = std::get_if<MlpModel>(&c.model)) j["hidden"] = mlp->hidden;
+  if (const auto* mf = std::get_if<FactorisationModel>(&c.model)) {
+    j["rank"] = mf->rank;
+    j["init_scale"] = mf->init_scale;
+  }
+  j["optimizer"] = to_string(o.kind);
+  j["step"] = *o.step;
+  j["schedule"] = to_string(o.schedule);
+  if (o.schedule == Schedule::kEpoch) j["decay"] = o.decay;
+  if (o.schedule == Schedule::kInverse || o.schedule == Schedule::kInverseSqrt) {
+    j["schedule_scale"] = o.schedule_scale;
+  }
+  switch (o.kind) {
+    case OptimizerKind::kMomentum:
+    case OptimizerKind::kNesterov:
+      j["momentum"] = o.momentum;
+      break;
+    case OptimizerKind::kRmsprop:
+      j["rho"] = o.rho;
+      j["epsilon"] = o.epsilon;
+      break;
+    case OptimizerKind::kAdagrad:
+      j["epsilon"] = o.epsilon;
+      break;
+    case OptimizerKind::kAdam:
+      j["beta1"] = o.beta1;
+      j["beta2"] = o.beta2;
+      j["epsilon"] = o.epsilon;
+      break;
+    case OptimizerKind::kSgd:
+      break;
+  }
+  j["clip_norm"] = o.clip_norm;
+  j["l2"] = *c.l2;
+  if (c.schedule->kind == ScheduleSpec::Kind::kFixed) j["batch"] = c.schedule->batch;
+  j["policy"] = to_string(c.policy);
+  j["threads"] = c.threads;
+  j["epochs"] = c.epochs;
+  j["seed"] = c.seed;
+  j["divergence_factor"] = c.divergence_factor;
+  j["delay"] = c.delay.text;
+  j["staleness_sample"] = c.staleness_sample;
+  j["coherence_sample"] = c.coherence_sample;
+  j["coherence_lag"] = c.coherence_lag;
+  j["simulate"] = c.simulate;
+  detail::add_schedule_config(j, *c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
+  // Only when set: a checkpoint written before the option existed still resumes a rows run.
+  if (c.block_rows > 0) j["order"] = fmt::format("blocks:{}", c.block_rows);
+  return j;
+}
+
+// An epoch of a softmax, mlp or mf run.
+ordered_json model_epoch_json(const EpochRecord& e) {
+  ordered_json j{{"epoch", e.epoch},
+                 {"seconds", e.seconds},
+                 {"elapsed", e.elapsed},
+                 {"step", e.step},
+                 {"train_loss", number(e.train.loss)}};
+  if (e.test) j["test_loss"] = number(e.test->loss);
+  if (e.train.accuracy) j["train_accuracy"] = *e.train.accuracy;
+  if (e.test && e.test->accuracy) j["test_accuracy"] = *e.test->accuracy;
+  if (e.train.rmse) j["train_rmse"] = number(*e.train.rmse);
+  if (e.test && e.test->rmse) j["test_rmse"] = number(*e.test->rmse);
+  return j;
+}
+
+// An epoch's evaluations in a linear report: losses, the training objective and, for
+// classifiers, accuracies.
+void add_linear_evaluations(ordered_json& json, const EpochRecord& e, bool classifier) {
+  json["train_loss"] = number(e.train.loss);
+  json["train_objective"] = number(e.train.objective.value_or(0.0));
+  if (classifier) json["train_accuracy"] = e.train.accuracy.value_or(0.0);
+  if (e.test) {
+    json["test_loss"] = number(e.test->loss);
+    if (classifier) json["test_accuracy"] = e.test->accuracy.value_or(0.0);
+  }
 }
 
 }  // namespace
@@ -147,32 +230,23 @@ ordered_json curve_json(const std::vector<CurvePoint>& curve) {
 
 using detail::histogram_json;
 
-std::string config_to_json(const TrainConfig& config, int indent) {
-  return config_json(config).dump(indent);
-}
+namespace {
 
-std::string to_json(const Report& report, int indent) {
+// The report of a linear run.
+ordered_json linear_report_json(const Report& report) {
+  const bool classifier = is_classifier(std::get<LinearModel>(report.config.model).loss);
   ordered_json epochs = ordered_json::array();
   for (const auto& e : report.epochs) {
     ordered_json record{
         {"epoch", e.epoch}, {"seconds", e.seconds}, {"elapsed", e.elapsed}, {"step", e.step}};
-    if (e.train) {
-      record["train_loss"] = number(e.train->loss);
-      record["train_objective"] = number(e.train->objective);
-      if (is_classifier(report.config.loss)) record["train_accuracy"] = e.train->accuracy;
-    }
-    if (e.test) {
-      record["test_loss"] = number(e.test->loss);
-      if (is_classifier(report.config.loss)) record["test_accuracy"] = e.test->accuracy;
-    }
+    add_linear_evaluations(record, e, classifier);
     epochs.push_back(std::move(record));
   }
-  ordered_json json{{"config", config_json(report.config)},
-                    {"dataset", stats_json(report.dataset)}};
+  ordered_json json{{"config", linear_config_json(report.config)},
+                    {"dataset", stats_json(report.dataset.value_or(DatasetStats{}))}};
   if (report.test_dataset) json["test_dataset"] = stats_json(*report.test_dataset);
-  if (!report.label_values.empty()) {
-    json["label_values"] = {{"negative", report.label_values[0]},
-                            {"positive", report.label_values[1]}};
+  if (!report.labels.empty()) {
+    json["label_values"] = {{"negative", report.labels[0]}, {"positive", report.labels[1]}};
   }
   json["epochs"] = std::move(epochs);
   json["updates"] = {{"computed", report.updates_computed}, {"applied", report.updates_applied}};
@@ -191,20 +265,60 @@ std::string to_json(const Report& report, int indent) {
   if (!report.epochs.empty()) {
     const auto& last = report.epochs.back();
     final_values["epoch"] = last.epoch;
-    if (last.train) {
-      final_values["train_loss"] = number(last.train->loss);
-      final_values["train_objective"] = number(last.train->objective);
-      if (is_classifier(report.config.loss)) final_values["train_accuracy"] = last.train->accuracy;
-    }
-    if (last.test) {
-      final_values["test_loss"] = number(last.test->loss);
-      if (is_classifier(report.config.loss)) final_values["test_accuracy"] = last.test->accuracy;
-    }
+    add_linear_evaluations(final_values, last, classifier);
   }
   json["final"] = std::move(final_values);
   json["interrupted"] = report.interrupted;
   json["resumed_from"] = report.resumed_from;
-  return json.dump(indent);
+  return json;
+}
+// The report of a softmax, mlp or mf run.
+ordered_json model_report_json(const Report& report) {
+  const auto& s = report.data;
+  ordered_json dataset{{"format", s.format}, {"rows", s.rows}};
+  if (s.format == "ratings") {
+    dataset["users"] = s.users;
+    dataset["items"] = s.items;
+  } else {
+    dataset["features"] = s.features;
+    dataset["classes"] = s.classes;
+  }
+  dataset["test_rows"] = s.test_rows;
+  dataset["parameters"] = s.parameters;
+  ordered_json json{{"config", model_config_json(report.config)}, {"dataset", dataset}};
+  if (!report.labels.empty()) json["classes"] = report.labels;
+  ordered_json epochs = ordered_json::array();
+  for (const auto& e : report.epochs) epochs.push_back(model_epoch_json(e));
+  json["epochs"] = std::move(epochs);
+  json["updates"] = {{"computed", report.updates_computed}, {"applied", report.updates_applied}};
+  json["staleness"] = detail::staleness_report_json(report.staleness, report.staleness_per_worker,
+                                                    report.config.staleness_sample);
+  json["coherence"] = detail::coherence_json(report.coherence);
+  json["delay"] = detail::delay_json(report.config.delay, report.injected_delays);
+  json["batch_size"] = detail::batch_size_json(report.batch_sizes, report.workers);
+  if (report.windows_ns.count() > 0)
+    json["window_micros"] = detail::histogram_json(report.windows_ns, 1e-3);
+  json["curve"] = detail::curve_json(report.curve);
+  json["samples"] = report.samples;
+  json["train_seconds"] = report.train_seconds;
+  json["samples_per_second"] = report.samples_per_second;
+  json["final"] =
+      report.epochs.empty() ? ordered_json::object() : model_epoch_json(report.epochs.back());
+  json["interrupted"] = report.interrupted;
+  json["resumed_from"] = report.resumed_from;
+  return json;
+}
+
+}  // namespace
+
+std::string config_to_json(const TrainConfig& config, int indent) {
+  const TrainConfig c = config.resolved();
+  return (is_linear(c.model) ? linear_config_json(c) : model_config_json(c)).dump(indent);
+}
+
+std::string to_json(const Report& report, int indent) {
+  return (is_linear(report.config.model) ? linear_report_json(report) : model_report_json(report))
+      .dump(indent);
 }
 
 }  // namespace hogwild

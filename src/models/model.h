@@ -1,6 +1,6 @@
 #pragma once
 
-// Models trained by the model trainer (model_trainer.h): multinomial softmax regression on
+// Models trained by the window kernel (engine/window_kernel.cc): multinomial softmax regression on
 // sparse or dense features, a multilayer perceptron on dense features, and matrix
 // factorisation of ratings. Each is a pure function of (examples, parameter view) to a loss
 // and a gradient; every parameter of a model lives in one ParamStore buffer.

@@ -79,8 +79,9 @@ void OptimizerConfig::validate() const {
   auto fraction = [&](std::string_view option, double v) {
     if (!(v >= 0 && v < 1)) fail(option, "a factor in [0, 1)", v);
   };
-  if (!(step >= 0) || !std::isfinite(step))
-    fail("step", "a finite step size > 0 (0 = default)", step);
+  if (step && (!(*step > 0) || !std::isfinite(*step))) {
+    fail("step", "a finite step size > 0", *step);
+  }
   if (!(decay > 0 && decay <= 1)) fail("decay", "a factor in (0, 1]", decay);
   if (!(schedule_scale > 0) || !std::isfinite(schedule_scale)) {
     fail("step-schedule-scale", "a finite number of epochs > 0", schedule_scale);

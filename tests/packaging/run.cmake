@@ -1,7 +1,24 @@
-# Builds and runs a tiny consumer of hogwild, either through find_package against a fresh
+# Builds and runs README.md's embedding example, either through find_package against a fresh
 # install tree (MODE=find_package) or through add_subdirectory (MODE=add_subdirectory).
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
+
+# The example is the first C++ block after the "## Embedding" heading, taken as it stands.
+file(READ ${SOURCE_DIR}/README.md readme)
+string(FIND "${readme}" "## Embedding" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "README.md: expected an '## Embedding' section, found none")
+endif()
+string(SUBSTRING "${readme}" ${at} -1 readme)
+string(FIND "${readme}" "```cpp\n" begin)
+if(begin EQUAL -1)
+  message(FATAL_ERROR "README.md: expected a ```cpp block under '## Embedding', found none")
+endif()
+math(EXPR begin "${begin} + 7")
+string(SUBSTRING "${readme}" ${begin} -1 readme)
+string(FIND "${readme}" "```" end)
+string(SUBSTRING "${readme}" 0 ${end} example)
+file(WRITE ${WORK_DIR}/consumer.cc "${example}")
 if(NOT CMAKE_BUILD_TYPE)
   set(CMAKE_BUILD_TYPE Release)
 endif()
@@ -17,12 +34,13 @@ if(MODE STREQUAL "find_package")
   run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
   run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/packaging/find_package -B ${WORK_DIR}/build
       -G ${GENERATOR} -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE}
-      -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
+      -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCONSUMER_SOURCE=${WORK_DIR}/consumer.cc)
 else()
   # The library is compiled again here; without optimisation that takes a fraction of the
   # time, and what this test checks is the CMake wiring, not the code generation.
   run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/packaging/add_subdirectory -B ${WORK_DIR}/build
-      -G ${GENERATOR} -DCMAKE_BUILD_TYPE=Debug -DHOGWILD_SOURCE_DIR=${SOURCE_DIR})
+      -G ${GENERATOR} -DCMAKE_BUILD_TYPE=Debug -DHOGWILD_SOURCE_DIR=${SOURCE_DIR}
+      -DCONSUMER_SOURCE=${WORK_DIR}/consumer.cc)
 endif()
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run(${WORK_DIR}/build/consumer)

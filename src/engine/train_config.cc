@@ -1,0 +1,235 @@
+// The one training config: model names, defaults per model, and the checks every run passes.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "engine/minibatch.h"
+#include "hogwild/error.h"
+#include "hogwild/trainer.h"
+
+namespace hogwild {
+namespace {
+
+[[noreturn]] void fail(std::string_view option, std::string_view expected, const auto& found) {
+  throw InputError(fmt::format("--{}: expected {}, found {}", option, expected, found));
+}
+
+// Replicas replace the single-sample Hogwild! loop; the delay layer, minibatches, the speed
+// model and simulation have loops of their own.
+bool replicas_apply(const TrainConfig& c) {
+  const ScheduleSpec s = c.minibatches();
+  return c.simulate == 0 && c.delay.kind == DelaySpec::Kind::kNone &&
+         s.kind == ScheduleSpec::Kind::kFixed && s.batch <= 1 && !c.speed.active();
+}
+
+bool adaptive(OptimizerKind kind) {
+  return kind == OptimizerKind::kAdam || kind == OptimizerKind::kRmsprop;
+}
+
+// The initial step when none is given; chosen on Fashion-MNIST (softmax, mlp), generated
+// ratings (mf) and RCV1-like data (linear).
+double default_step(const ModelSpec& model, const OptimizerConfig& o) {
+  if (is_linear(model)) return 0.5;
+  double step = std::visit(
+      [&]<class M>(const M&) {
+        if constexpr (std::is_same_v<M, FactorisationModel>) return adaptive(o.kind) ? 1e-2 : 0.05;
+        if constexpr (std::is_same_v<M, MlpModel>) return adaptive(o.kind) ? 1e-3 : 0.2;
+        return adaptive(o.kind) ? 1e-3 : 0.1;
+      },
+      model);
+  // Momentum multiplies the effective step by 1 / (1 - mu): keep the SGD default's scale.
+  if (o.kind == OptimizerKind::kMomentum || o.kind == OptimizerKind::kNesterov) {
+    step *= 1 - o.momentum;
+  }
+  if (o.kind == OptimizerKind::kAdagrad) step = 0.05;
+  return step;
+}
+
+std::uint32_t default_batch(const ModelSpec& model) {
+  if (std::holds_alternative<SoftmaxModel>(model)) return 16;
+  if (std::holds_alternative<MlpModel>(model)) return 32;
+  return 1;
+}
+
+// The measurement and simulation options.
+void validate_measurement(const TrainConfig& c) {
+  if (!(c.staleness_sample >= 0 && c.staleness_sample <= 1)) {
+    fail("staleness-sample", "a fraction in (0, 1], or 0 to turn measurement off",
+         c.staleness_sample);
+  }
+  if (!(c.coherence_sample >= 0 && c.coherence_sample <= 1)) {
+    fail("coherence-sample", "a fraction in (0, 1], or 0 to turn measurement off",
+         c.coherence_sample);
+  }
+  if (c.coherence_lag < 1 || c.coherence_lag > 1 << 16) {
+    fail("coherence-lag", "a lag in [1, 65536] updates", c.coherence_lag);
+  }
+  if (c.simulate < 0 || c.simulate > 1024) {
+    fail("simulate", "a count of virtual workers in [1, 1024]", c.simulate);
+  }
+  if (c.simulate > 0 && c.threads > 1) {
+    fail("threads", "1 (or 0) with --simulate, which steps its virtual workers in one thread",
+         c.threads);
+  }
+}
+
+// The minibatch schedule, the speed model, sharding and the loss curve, against each other and
+// the number of workers.
+void validate_schedule(const TrainConfig& c) {
+  const ScheduleSpec s = c.minibatches();
+  if (s.kind == ScheduleSpec::Kind::kFixed && (s.batch < 1 || s.batch > 65536)) {
+    fail("schedule", "fixed:B with B a minibatch size in [1, 65536]", s.text);
+  }
+  if (s.max_batch < 1 || s.max_batch > detail::kMaxBatchLimit) {
+    fail("max-batch", "a sample count in [1, 1048576]", s.max_batch);
+  }
+  if (c.simulate > 0 && s.kind == ScheduleSpec::Kind::kTime) {
+    fail("schedule",
+         "fixed:B with --simulate (time windows are wall-clock, simulation is deterministic)",
+         fmt::format("'{}'", s.text));
+  }
+  if (c.simulate > 0 && c.speed.active()) {
+    throw InputError(
+        "--simulate: expected no speed model (--worker-speed, --straggler, --pause "
+        "inject wall-clock costs into real threads)");
+  }
+  if (!c.speed.speeds.empty() && static_cast<int>(c.speed.speeds.size()) != c.workers()) {
+    fail("worker-speed", fmt::format("{} speeds, one per worker", c.workers()),
+         c.speed.speeds.size());
+  }
+  if (c.simulate > 0 && c.dynamic_sharding) {
+    throw InputError(
+        "--sharding: expected static with --simulate (virtual workers step in "
+        "lockstep), found dynamic");
+  }
+  if (c.evals_per_epoch < 1 || c.evals_per_epoch > 1000) {
+    fail("evals-per-epoch", "a count in [1, 1000]", c.evals_per_epoch);
+  }
+}
+
+// What only some models take: the optimiser (linear models run SGD with an epoch decay),
+// replicas (linear models), and the model's shape.
+void validate_model(const TrainConfig& c) {
+  if (is_linear(c.model)) {
+    const OptimizerConfig& o = c.optimizer;
+    if (o.kind != OptimizerKind::kSgd) {
+      fail("optimizer", "sgd for the linear models (logistic, hinge, squared)", to_string(o.kind));
+    }
+    if (o.schedule != Schedule::kEpoch) {
+      fail("step-schedule", "epoch for the linear models (logistic, hinge, squared)",
+           to_string(o.schedule));
+    }
+    if (o.clip_norm != 0) fail("clip-norm", "0 for the linear models", o.clip_norm);
+  }
+  const int r = c.replicate;
+  if (r != TrainConfig::kReplicateAuto && (r < 0 || r > (1 << 24))) {
+    fail("replicate", "off, auto, or samples between merges in [1, 16777216]", r);
+  }
+  if (r > 0 && !is_linear(c.model)) {
+    fail("replicate", "off or auto for softmax, mlp and mf", r);
+  }
+  if (r > 0 && !replicas_apply(c)) {
+    throw InputError(
+        "--replicate: expected off or auto with --delay, --simulate, minibatches (--batch, "
+        "--schedule) or a speed model, which run loops of their own; found " +
+        std::to_string(r));
+  }
+  if (const auto* mlp = std::get_if<MlpModel>(&c.model)) {
+    if (mlp->hidden.empty()) fail("hidden", "at least one hidden layer width", "none");
+    for (const auto h : mlp->hidden) {
+      if (h < 1 || h > 65536) fail("hidden", "layer widths in [1, 65536]", h);
+    }
+  }
+  if (const auto* mf = std::get_if<FactorisationModel>(&c.model)) {
+    if (mf->rank < 1 || mf->rank > 4096) fail("rank", "a rank in [1, 4096]", mf->rank);
+    if (!(mf->init_scale >= 0) || !std::isfinite(mf->init_scale)) {
+      fail("init-scale", "a finite deviation >= 0", mf->init_scale);
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view model_name(const ModelSpec& model) {
+  return std::visit(
+      []<class M>(const M& m) -> std::string_view {
+        if constexpr (std::is_same_v<M, LinearModel>) return to_string(m.loss);
+        if constexpr (std::is_same_v<M, SoftmaxModel>) return "softmax";
+        if constexpr (std::is_same_v<M, MlpModel>) return "mlp";
+        return "mf";
+      },
+      model);
+}
+
+ModelSpec parse_model(std::string_view name) {
+  if (name == "softmax") return SoftmaxModel{};
+  if (name == "mlp") return MlpModel{};
+  if (name == "mf") return FactorisationModel{};
+  if (name == "logistic" || name == "hinge" || name == "squared") {
+    return LinearModel{parse_loss(name)};
+  }
+  throw InputError(fmt::format(
+      "--model: expected one of logistic, hinge, squared, softmax, mlp, mf; found '{}'", name));
+}
+
+void TrainConfig::validate() const {
+  optimizer.validate();
+  if (threads < 0 || threads > 4096) {
+    fail("threads", "a count in [1, 4096] (0 = all cores)", threads);
+  }
+  if (policy == Policy::kSerial && threads > 1) {
+    fail("threads", "1 with --policy serial (it runs one worker)", threads);
+  }
+  if (epochs < 1) fail("epochs", "at least 1", epochs);
+  if (block_rows > (std::size_t{1} << 24)) {
+    fail("order", "rows or blocks:B with B in [1, 16777216]", fmt::format("blocks:{}", block_rows));
+  }
+  if (l2 && (!(*l2 >= 0) || !std::isfinite(*l2))) fail("l2", "a finite strength >= 0", *l2);
+  if (!(divergence_factor > 1)) fail("divergence-factor", "a factor > 1", divergence_factor);
+  validate_measurement(*this);
+  validate_schedule(*this);
+  validate_model(*this);
+}
+
+int TrainConfig::workers() const {
+  if (simulate > 0) return simulate;
+  if (policy == Policy::kSerial) return 1;
+  if (threads > 0) return threads;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+ScheduleSpec TrainConfig::minibatches() const {
+  ScheduleSpec s = schedule.value_or(ScheduleSpec{});
+  if (!schedule) s.batch = default_batch(model);
+  if (s.kind == ScheduleSpec::Kind::kFixed) s.text = fmt::format("fixed:{}", s.batch);
+  return s;
+}
+
+double TrainConfig::l2_strength() const {
+  return l2.value_or(std::holds_alternative<FactorisationModel>(model) ? 0.02 : 0.0);
+}
+
+TrainConfig TrainConfig::resolved() const {
+  TrainConfig c = *this;
+  c.threads = simulate > 0 ? 1 : workers();  // --simulate steps its workers in one thread
+  c.schedule = minibatches();
+  c.l2 = l2_strength();
+  if (!c.optimizer.step) c.optimizer.step = default_step(model, optimizer);
+  if (!is_linear(model)) c.replicate = 0;  // linear runs resolve it from the model's size
+  return c;
+}
+
+int TrainConfig::resolved_replicate(std::size_t dim) const {
+  if (replicate == kReplicateAuto) {
+    const int real = workers();
+    if (!replicas_apply(*this) || real < 2 || dim > kAutoReplicateMaxFloats) return 0;
+    const int merge_every = kAutoStalenessBudget / (real - 1);
+    return merge_every >= kAutoMinMergeEvery ? merge_every : 0;
+  }
+  return replicas_apply(*this) ? replicate : 0;
+}
+
+}  // namespace hogwild
