@@ -119,15 +119,7 @@ Evaluation evaluate_model(const Model& model, const float* w, bool test, tbb::ta
         },
         [](EvalSums a, const EvalSums& b) { return a += b; });
   });
-  const double count = static_cast<double>(std::max<std::size_t>(1, n));
-  Evaluation e;
-  e.loss = sums.loss / count;
-  if (model.classifier()) {
-    e.accuracy = static_cast<double>(sums.correct) / count;
-  } else {
-    e.rmse = std::sqrt(sums.squared_error / count);
-  }
-  return e;
+  return sums.mean(n, model.classifier());
 }
 
 [[noreturn]] void diverged(int epoch, double loss, double step, std::string_view where) {

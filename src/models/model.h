@@ -21,6 +21,7 @@
 #include "hogwild/dataset.h"
 #include "hogwild/dense_dataset.h"
 #include "hogwild/ratings.h"
+#include "hogwild/trainer.h"
 
 namespace hogwild::detail {
 
@@ -35,6 +36,18 @@ struct EvalSums {
     squared_error += o.squared_error;
     correct += o.correct;
     return *this;
+  }
+  /// The means over `n` examples: the loss, and the accuracy (classifiers) or the RMSE.
+  Evaluation mean(std::size_t n, bool classifier) const {
+    const double count = static_cast<double>(std::max<std::size_t>(1, n));
+    Evaluation e;
+    e.loss = loss / count;
+    if (classifier) {
+      e.accuracy = static_cast<double>(correct) / count;
+    } else {
+      e.rmse = std::sqrt(squared_error / count);
+    }
+    return e;
   }
 };
 

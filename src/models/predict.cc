@@ -79,13 +79,10 @@ Predictions predict_with(const Checkpoint& checkpoint, const detail::Model& mode
     if (labelled) sums += model.evaluate(w, false, begin, end);
   }
   if (!labelled || n == 0) return p;
-  const auto count = static_cast<double>(n);
-  p.loss = sums.loss / count;
-  if (model.classifier()) {
-    p.accuracy = static_cast<double>(sums.correct) / count;
-  } else {
-    p.rmse = std::sqrt(sums.squared_error / count);
-  }
+  const Evaluation e = sums.mean(n, model.classifier());
+  p.loss = e.loss;
+  p.accuracy = e.accuracy;
+  p.rmse = e.rmse;
   return p;
 }
 
