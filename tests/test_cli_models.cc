@@ -79,7 +79,7 @@ TEST_CASE("train --format idx finds the labels, trains softmax and mlp, reports 
   CHECK(missing.err.find("expected a labels file beside the images") != std::string::npos);
 }
 
-TEST_CASE("model options are checked and --model logistic keeps the linear trainer") {
+TEST_CASE("model options are checked, and every model trains through the one train command") {
   write_idx("small", 100, 3);
   const std::string images = " --train " + path("small-images-idx3-ubyte.gz");
   auto expect = [&](const std::string& args, const char* text) {
@@ -94,8 +94,18 @@ TEST_CASE("model options are checked and --model logistic keeps the linear train
   expect(" --format csv" + images, "--format: expected one of libsvm, idx, ratings");
   expect(" --format idx" + images + " --beta1 1", "--beta1: expected a factor in [0, 1)");
   expect(" --format idx" + images + " --step-schedule sometimes", "--step-schedule: expected");
-  // The linear models still run through the original trainer on LIBSVM text.
+  expect(" --format idx" + images + " --batch 0",
+         "--batch: expected a minibatch size in [1, 65536]");
+  expect(" --format idx" + images + " --rank 4", "--rank: expected only with --model mf");
+  // Options one model's shape or another model family takes are refused, not ignored, and a
+  // model the data cannot train is refused before anything is printed.
   std::ofstream(path("tiny.svm")) << "1 1:1\n-1 2:1\n1 1:0.5\n-1 2:0.5\n";
+  const std::string tiny = " --train " + path("tiny.svm");
+  expect(tiny + " --optimizer adam", "--optimizer: expected sgd for the linear models");
+  expect(tiny + " --hidden 8 --model softmax", "--hidden: expected only with --model mlp");
+  expect(tiny + " --model softmax --replicate 4", "--replicate: expected only with the linear");
+  expect(tiny + " --model mlp", "mlp needs dense features: --format idx");
+  CHECK(run("train" + tiny + " --model mlp").out.empty());
   const auto linear = run("train --train " + path("tiny.svm") + " --model logistic --epochs 2");
   INFO(linear.err);
   CHECK(linear.code == 0);

@@ -124,7 +124,9 @@ TEST_CASE("sparse softmax maps any label values to classes and keeps the mapping
       InputError);
   CHECK_THROWS_WITH_AS(
       hogwild::train(quick(hogwild::MlpModel{}), train, &test),
-      doctest::Contains("--model: expected a linear model or softmax for LIBSVM data"), InputError);
+      doctest::Contains(
+          "--model: expected a linear model or softmax for libsvm data (mlp needs dense"),
+      InputError);
 }
 
 TEST_CASE("factorisation recovers a planted low-rank matrix to the noise level") {

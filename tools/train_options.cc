@@ -59,8 +59,13 @@ void apply_schedule(A& a, TC& c) {
     throw InputError("--batch: expected either --batch or --schedule, found both");
   }
   if (a.given("--schedule")) c.schedule = hogwild::ScheduleSpec::parse(a.schedule);
-  if (a.given("--batch"))
+  if (a.given("--batch")) {
+    if (a.batch < 1 || a.batch > 65536) {
+      throw InputError(
+          fmt::format("--batch: expected a minibatch size in [1, 65536], found {}", a.batch));
+    }
     c.schedule = hogwild::ScheduleSpec::parse(fmt::format("fixed:{}", a.batch));
+  }
   c.schedule = c.minibatches();
   c.schedule->mean = either("--batch-reduce", a.batch_reduce, "mean", "sum");
   c.schedule->max_batch = a.max_batch;
@@ -91,6 +96,7 @@ void apply_model(A& a, TC& c) {
   } else if (a.format == "idx") {
     c.model = hogwild::SoftmaxModel{};
   }
+  c.check_format(a.format);
   for (const auto& option : train_options()) {
     if ((option.flags & kLinearOnly) && a.given(option.name) && !hogwild::is_linear(c.model)) {
       throw InputError(fmt::format(

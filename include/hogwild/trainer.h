@@ -104,6 +104,9 @@ struct TrainConfig {
 
   /// Checks ranges; throws InputError("--option: expected ..., found ...").
   void validate() const;
+  /// Throws InputError("--model: expected ..., found ...") unless the model trains on data of
+  /// `format`: libsvm (linear models, softmax), idx (softmax, mlp) or ratings (mf).
+  void check_format(std::string_view format) const;
   /// The config with every default filled in: step, l2, schedule, threads (1 for the serial
   /// policy and for simulation, which steps its workers in one thread).
   TrainConfig resolved() const;

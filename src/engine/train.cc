@@ -63,27 +63,14 @@ struct Classes {
   std::vector<std::int32_t> y_train, y_test;
 };
 
-// Refuses a model the data cannot train: `expected` names the models this data takes.
-[[noreturn]] void wrong_model(const TrainConfig& config, std::string_view expected) {
-  const std::string_view name = model_name(config.model);
-  const char* needs =
-      std::holds_alternative<MlpModel>(config.model)             ? "dense features: --format idx"
-      : std::holds_alternative<FactorisationModel>(config.model) ? "--format ratings"
-                                                                 : "--format libsvm";
-  throw InputError(
-      fmt::format("--model: expected {} ({} needs {}), found {}", expected, name, needs, name));
-}
-
 }  // namespace
 
 Report train(const TrainConfig& config, const Dataset& train_data, const Dataset* test_data,
              const Callbacks& callbacks, const TrainState* resume) {
   config.validate();
+  config.check_format("libsvm");
   if (is_linear(config.model)) {
     return detail::train_linear(config, train_data, test_data, callbacks, resume);
-  }
-  if (!std::holds_alternative<SoftmaxModel>(config.model)) {
-    wrong_model(config, "a linear model or softmax for LIBSVM data");
   }
   Classes classes(train_data, test_data);
   const std::size_t features = std::max<std::size_t>(1, train_data.num_features);
@@ -104,10 +91,8 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
 Report train(const TrainConfig& config, const DenseDataset& train_data,
              const DenseDataset* test_data, const Callbacks& callbacks, const TrainState* resume) {
   config.validate();
+  config.check_format("idx");
   const auto* mlp = std::get_if<MlpModel>(&config.model);
-  if (!mlp && !std::holds_alternative<SoftmaxModel>(config.model)) {
-    wrong_model(config, "softmax or mlp for IDX data");
-  }
   const std::string train_name = name_of(train_data.source, "training data");
   if (test_data && test_data->cols != train_data.cols) {
     throw InputError(fmt::format("{}: expected {} features per example (as in {}), found {}",
@@ -129,15 +114,15 @@ Report train(const TrainConfig& config, const DenseDataset& train_data,
 Report train(const TrainConfig& config, const Ratings& train_data, const Ratings* test_data,
              const Callbacks& callbacks, const TrainState* resume) {
   config.validate();
-  const auto* mf = std::get_if<FactorisationModel>(&config.model);
-  if (!mf) wrong_model(config, "mf for ratings data");
+  config.check_format("ratings");
+  const auto& mf = std::get<FactorisationModel>(config.model);
   if (train_data.size() == 0) {
     throw InputError(name_of(train_data.source, "training data") +
                      ": expected at least one rating, found none");
   }
-  const auto model = detail::make_factorisation(train_data, test_data, mf->rank,
+  const auto model = detail::make_factorisation(train_data, test_data, mf.rank,
                                                 static_cast<float>(config.l2_strength()),
-                                                static_cast<float>(mf->init_scale));
+                                                static_cast<float>(mf.init_scale));
   const DataShape shape{"ratings",
                         train_data.size(),
                         0,

@@ -194,6 +194,24 @@ void TrainConfig::validate() const {
   validate_model(*this);
 }
 
+void TrainConfig::check_format(std::string_view format) const {
+  const bool linear = is_linear(model);
+  const bool softmax = std::holds_alternative<SoftmaxModel>(model);
+  const bool mlp = std::holds_alternative<MlpModel>(model);
+  const bool mf = std::holds_alternative<FactorisationModel>(model);
+  const char* expected = format == "libsvm"
+                             ? (linear || softmax ? nullptr : "a linear model or softmax")
+                         : format == "idx" ? (softmax || mlp ? nullptr : "softmax or mlp")
+                                           : (mf ? nullptr : "mf");
+  if (expected == nullptr) return;
+  const std::string_view name = model_name(model);
+  const char* needs = mlp  ? "dense features: --format idx"
+                      : mf ? "--format ratings"
+                           : "--format libsvm";
+  throw InputError(fmt::format("--model: expected {} for {} data ({} needs {}), found {}", expected,
+                               format, name, needs, name));
+}
+
 int TrainConfig::workers() const {
   if (simulate > 0) return simulate;
   if (policy == Policy::kSerial) return 1;
