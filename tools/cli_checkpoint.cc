@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "hogwild/error.h"
 #include "hogwild/idx.h"
@@ -38,6 +39,29 @@ extern "C" void on_stop_signal(int signal) {
 
 struct sigaction g_previous_int;
 struct sigaction g_previous_term;
+sigset_t g_previous_mask;
+std::atomic<bool> g_closing{false};
+std::thread g_waiter;
+
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+// Takes SIGINT and SIGTERM synchronously, for as long as the run lasts. Every thread the run
+// starts blocks them, so the kernel leaves them to this one, which sets the flag at once: a
+// handler would run in whichever thread the kernel picks, and under ThreadSanitizer only when
+// that thread next calls an intercepted function, which an idle thread-pool worker may never do.
+void wait_for_signals() {
+  const sigset_t set = stop_signals();
+  const timespec poll{0, 50'000'000};
+  while (!g_closing.load(std::memory_order_relaxed)) {
+    if (const int signal = sigtimedwait(&set, nullptr, &poll); signal > 0) on_stop_signal(signal);
+  }
+}
 
 // Is the line blank or a comment (the LIBSVM reader skips those)?
 bool skipped_line(std::string_view line) {
@@ -57,11 +81,20 @@ StopOnSignal::StopOnSignal() {
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
+  // The handler serves threads that were running before, which do not block the signals.
   sigaction(SIGINT, &action, &g_previous_int);
   sigaction(SIGTERM, &action, &g_previous_term);
+  const sigset_t set = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &set, &g_previous_mask);  // inherited by every thread started now
+  g_closing.store(false);
+  g_waiter = std::thread(wait_for_signals);
 }
 
 StopOnSignal::~StopOnSignal() {
+  g_closing.store(true);
+  g_waiter.join();
+  // A signal that came after the last wait goes to the handler, still installed here.
+  pthread_sigmask(SIG_SETMASK, &g_previous_mask, nullptr);
   sigaction(SIGINT, &g_previous_int, nullptr);
   sigaction(SIGTERM, &g_previous_term, nullptr);
 }

@@ -17,8 +17,9 @@ namespace hogwild_cli {
 /// Exit code of a run stopped by SIGINT or SIGTERM after a clean save.
 inline constexpr int kExitInterrupted = 130;
 
-/// While alive, SIGINT and SIGTERM set a flag the trainers poll (Callbacks::stop); a second
-/// signal exits at once with code 130. The previous handlers come back on destruction.
+/// While alive, SIGINT and SIGTERM set a flag the trainer polls (Callbacks::stop); a second
+/// signal exits at once with code 130. A thread of its own takes the signals, which every
+/// thread started meanwhile blocks. The previous handlers and mask come back on destruction.
 class StopOnSignal {
  public:
   /// Installs the handlers and clears the flag.
