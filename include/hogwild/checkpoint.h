@@ -39,7 +39,7 @@ struct Checkpoint {
   double initial_loss = 0;                          ///< training loss of the initial model
   double elapsed = 0;                               ///< training seconds up to `epoch`
   std::uint64_t samples = 0;                        ///< samples processed up to `epoch`
-  std::vector<std::uint64_t> worker_updates;        ///< model trainer: updates of each worker
+  std::vector<std::uint64_t> worker_updates;        ///< updates of each worker (Adam counts them)
   std::vector<float> weights;                       ///< the parameters, in the model's layout
   std::vector<std::vector<float>> optimizer_state;  ///< the optimiser's buffers (0, 1 or 2)
 };

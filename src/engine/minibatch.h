@@ -1,6 +1,6 @@
 #pragma once
 
-// Pieces of minibatch scheduling (schedule.h) shared by the linear and the model trainers:
+// Pieces of minibatch scheduling (schedule.h) shared by the linear and the window kernels:
 // option checks, the busy-wait of the speed model, how an epoch is cut into evaluation
 // segments and into the chunks that dynamic sharding hands out.
 

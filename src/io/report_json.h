@@ -1,6 +1,6 @@
 #pragma once
 
-// JSON pieces shared by the linear and the model trainers' reports.
+// JSON pieces shared by the linear models' report and the other models'.
 
 #include <nlohmann/json.hpp>
 #include <vector>

@@ -69,7 +69,7 @@ class Workspace {
   virtual ~Workspace() = default;
 };
 
-/// The interface the model trainer drives: virtual per minibatch, never per coordinate.
+/// The interface the window kernel drives: virtual per minibatch, never per coordinate.
 class Model {
  public:
   virtual ~Model() = default;
