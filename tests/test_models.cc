@@ -18,6 +18,7 @@ namespace {
 // sparse-gradient models as the trainer does. Returns the gradient in the full layout.
 struct Probe {
   const Model& model;
+  const Examples& data;
   std::vector<std::uint32_t> batch;
   std::unique_ptr<Workspace> ws = model.workspace(batch.size());
 
@@ -25,12 +26,12 @@ struct Probe {
     const std::size_t width = model.row_width();
     if (width == 0) {
       std::vector<float> grad(w.size());
-      const double value = model.gradient(batch, ParamView{w.data()}, grad.data(), ws.get());
+      const double value = model.gradient(data, batch, ParamView{w.data()}, grad.data(), ws.get());
       if (full_grad) *full_grad = grad;
       return value;
     }
     std::vector<std::uint32_t> rows;
-    model.touched_rows(batch, rows);
+    model.touched_rows(data, batch, rows);
     std::vector<std::int32_t> slot(w.size() / width, -1);
     std::vector<std::uint32_t> unique;
     for (const auto r : rows) {
@@ -43,8 +44,8 @@ struct Probe {
     for (std::size_t s = 0; s < unique.size(); ++s) {
       std::copy_n(w.begin() + unique[s] * width, width, local.begin() + s * width);
     }
-    const double value = model.gradient(batch, ParamView{local.data(), slot.data(), width, unique},
-                                        grad.data(), ws.get());
+    const double value = model.gradient(
+        data, batch, ParamView{local.data(), slot.data(), width, unique}, grad.data(), ws.get());
     if (full_grad) {
       full_grad->assign(w.size(), 0.0f);
       for (std::size_t s = 0; s < unique.size(); ++s) {
@@ -58,14 +59,14 @@ struct Probe {
 // Compares the analytic gradient of (mean loss + l2/2 |regularised w|^2) with central
 // differences at `checks` coordinates; `regularised(i)` says whether coordinate i carries L2.
 template <class Regularised>
-void check_gradient(const Model& model, std::vector<std::uint32_t> batch, double l2,
-                    Regularised regularised, std::uint64_t seed, std::size_t checks = 60,
+void check_gradient(const Model& model, const Examples& data, std::vector<std::uint32_t> batch,
+                    double l2, Regularised regularised, std::uint64_t seed, std::size_t checks = 60,
                     double h = 1e-2) {
   std::vector<float> w(model.num_params());
   model.init(w, seed);
   Rng rng(seed);
   for (auto& x : w) x += static_cast<float>(0.3 * rng.normal());
-  Probe probe{model, std::move(batch)};
+  Probe probe{model, data, std::move(batch)};
   std::vector<float> grad;
   probe.loss(w, &grad);
   auto objective = [&](const std::vector<float>& v) {
@@ -107,18 +108,17 @@ DenseDataset dense_data(std::size_t rows, std::size_t cols, std::size_t classes,
   return d;
 }
 
-std::vector<std::int32_t> as_classes(const DenseDataset& d) { return d.labels; }
-
 }  // namespace
 
 TEST_CASE("dense softmax gradient matches finite differences") {
   const auto data = dense_data(12, 7, 4, 3);
   for (const float l2 : {0.0f, 0.1f}) {
-    const auto model = make_dense_softmax(data, as_classes(data), nullptr, {}, 4, l2);
+    const auto model = make_dense_softmax(7, 4, l2);
     REQUIRE(model->num_params() == 8 * 4);
     // L2 applies to the weights (rows 0..d-1), not to the bias row.
     check_gradient(
-        *model, {0, 3, 5, 11, 2}, l2, [](std::size_t i) { return i < 28; }, 5);
+        *model, Examples(data, data.labels), {0, 3, 5, 11, 2}, l2,
+        [](std::size_t i) { return i < 28; }, 5);
   }
 }
 
@@ -140,7 +140,7 @@ TEST_CASE("sparse softmax gradient matches finite differences on the touched row
   std::vector<std::int32_t> y;
   for (const float label : data.labels) y.push_back(static_cast<std::int32_t>(label));
   for (const float l2 : {0.0f, 0.2f}) {
-    const auto model = make_sparse_softmax(data, y, nullptr, {}, 9, 3, l2);
+    const auto model = make_sparse_softmax(9, 3, l2);
     // Lazy L2: only the weight rows of features present in the batch carry it.
     std::vector<bool> present(9, false);
     const std::vector<std::uint32_t> batch{1, 4, 7};
@@ -148,20 +148,21 @@ TEST_CASE("sparse softmax gradient matches finite differences on the touched row
       for (const auto j : data.row(i).indices) present[j] = true;
     }
     check_gradient(
-        *model, batch, l2, [&](std::size_t i) { return i < 27 && present[i / 3]; }, 7, 40);
+        *model, Examples(data, y), batch, l2,
+        [&](std::size_t i) { return i < 27 && present[i / 3]; }, 7, 40);
   }
 }
 
 TEST_CASE("MLP gradient matches finite differences through every layer") {
   const auto data = dense_data(10, 6, 3, 21);
   for (const float l2 : {0.0f, 0.05f}) {
-    const auto model = make_mlp(data, as_classes(data), nullptr, {}, 3, {5, 4}, l2);
+    const auto model = make_mlp(6, {5, 4}, 3, l2);
     // Layout: W0 5x6, b0 5, W1 4x5, b1 4, W2 3x4, b2 3.
     REQUIRE(model->num_params() == 30 + 5 + 20 + 4 + 12 + 3);
     auto weight = [](std::size_t i) {
       return i < 30 || (i >= 35 && i < 55) || (i >= 59 && i < 71);
     };
-    check_gradient(*model, {0, 2, 3, 7, 9}, l2, weight, 13, 74, 1e-3);
+    check_gradient(*model, Examples(data, data.labels), {0, 2, 3, 7, 9}, l2, weight, 13, 74, 1e-3);
   }
 }
 
@@ -175,7 +176,7 @@ TEST_CASE("matrix factorisation gradient matches finite differences, one user an
   }
   REQUIRE(r.size() >= 6);
   for (const float l2 : {0.0f, 0.3f}) {
-    const auto model = make_factorisation(r, nullptr, 3, l2, 0.5f);
+    const auto model = make_factorisation(5, 4, 3, 0.3f, l2, 0.5f);
     REQUIRE(model->row_width() == 3);
     REQUIRE(model->num_params() == (5 + 4) * 3);
     const std::vector<std::uint32_t> batch{0, 1, 2, 3};
@@ -189,7 +190,8 @@ TEST_CASE("matrix factorisation gradient matches finite differences, one user an
     }
     std::vector<float> w(model->num_params());
     model->init(w, 2);
-    Probe probe{*model, batch};
+    const Examples examples(r);
+    Probe probe{*model, examples, batch};
     std::vector<float> grad;
     probe.loss(w, &grad);
     for (std::size_t i = 0; i < w.size(); ++i) {

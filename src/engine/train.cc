@@ -3,41 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 
 #include "engine/trainers.h"
 #include "hogwild/error.h"
+#include "models/classes.h"
 
 namespace hogwild {
 namespace {
-
-// Maps label values to class indices 0..k-1 in increasing order of value.
-template <class Label>
-std::vector<double> class_values(const std::vector<Label>& labels) {
-  std::vector<double> values(labels.begin(), labels.end());
-  std::sort(values.begin(), values.end());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
-  return values;
-}
-
-template <class Label>
-std::vector<std::int32_t> class_indices(const std::vector<Label>& labels,
-                                        const std::vector<double>& classes,
-                                        std::string_view source) {
-  std::map<double, std::int32_t> index;
-  for (std::size_t c = 0; c < classes.size(); ++c) index[classes[c]] = static_cast<std::int32_t>(c);
-  std::vector<std::int32_t> y(labels.size());
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    const auto it = index.find(static_cast<double>(labels[i]));
-    if (it == index.end()) {
-      throw InputError(
-          fmt::format("{}: expected labels among the {} training classes, found {} in example {}",
-                      source, classes.size(), labels[i], i + 1));
-    }
-    y[i] = it->second;
-  }
-  return y;
-}
 
 std::string name_of(const std::string& source, std::string_view fallback) {
   return source.empty() ? std::string(fallback) : source;
@@ -51,13 +23,24 @@ struct Classes {
     if (train.rows() == 0) {
       throw InputError(train_name + ": expected at least one example, found none");
     }
-    values = class_values(train.labels);
+    values = detail::class_values(train.labels);
     if (values.size() < 2) {
       throw InputError(fmt::format("{}: expected at least two label classes, found {}", train_name,
                                    values.size()));
     }
-    y_train = class_indices(train.labels, values, train_name);
-    if (test) y_test = class_indices(test->labels, values, name_of(test->source, "test data"));
+    y_train = detail::class_indices(train.labels, values, train_name);
+    if (!test) return;
+    y_test = detail::class_indices(test->labels, values, name_of(test->source, "test data"));
+  }
+  // Trains `model` on the examples with their class indices.
+  Report train(const TrainConfig& config, const detail::Model& model, const Data& train_data,
+               const Data* test_data, DataShape shape, const Callbacks& callbacks,
+               const TrainState* resume) const {
+    const detail::Examples train_examples(train_data, y_train);
+    const std::optional<detail::Examples> test_examples =
+        test_data ? std::optional(detail::Examples(*test_data, y_test)) : std::nullopt;
+    return detail::train_model(config, model, train_examples, test_examples, std::move(shape),
+                               values, callbacks, resume);
   }
   std::vector<double> values;
   std::vector<std::int32_t> y_train, y_test;
@@ -72,11 +55,10 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
   if (is_linear(config.model)) {
     return detail::train_linear(config, train_data, test_data, callbacks, resume);
   }
-  Classes classes(train_data, test_data);
+  const Classes classes(train_data, test_data);
   const std::size_t features = std::max<std::size_t>(1, train_data.num_features);
-  const auto model = detail::make_sparse_softmax(
-      train_data, std::move(classes.y_train), test_data, std::move(classes.y_test), features,
-      classes.values.size(), static_cast<float>(config.l2_strength()));
+  const auto model = detail::make_sparse_softmax(features, classes.values.size(),
+                                                 static_cast<float>(config.l2_strength()));
   const DataShape shape{"libsvm",
                         train_data.rows(),
                         features,
@@ -85,7 +67,7 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
                         0,
                         test_data ? test_data->rows() : 0,
                         0};
-  return detail::train_model(config, *model, shape, classes.values, callbacks, resume);
+  return classes.train(config, *model, train_data, test_data, shape, callbacks, resume);
 }
 
 Report train(const TrainConfig& config, const DenseDataset& train_data,
@@ -99,16 +81,14 @@ Report train(const TrainConfig& config, const DenseDataset& train_data,
                                  name_of(test_data->source, "test data"), train_data.cols,
                                  train_name, test_data->cols));
   }
-  Classes classes(train_data, test_data);
+  const Classes classes(train_data, test_data);
   const auto l2 = static_cast<float>(config.l2_strength());
   const std::size_t k = classes.values.size();
-  const auto model = mlp ? detail::make_mlp(train_data, std::move(classes.y_train), test_data,
-                                            std::move(classes.y_test), k, mlp->hidden, l2)
-                         : detail::make_dense_softmax(train_data, std::move(classes.y_train),
-                                                      test_data, std::move(classes.y_test), k, l2);
+  const auto model = mlp ? detail::make_mlp(train_data.cols, mlp->hidden, k, l2)
+                         : detail::make_dense_softmax(train_data.cols, k, l2);
   const DataShape shape{
       "idx", train_data.rows(), train_data.cols, k, 0, 0, test_data ? test_data->rows() : 0, 0};
-  return detail::train_model(config, *model, shape, classes.values, callbacks, resume);
+  return classes.train(config, *model, train_data, test_data, shape, callbacks, resume);
 }
 
 Report train(const TrainConfig& config, const Ratings& train_data, const Ratings* test_data,
@@ -120,18 +100,21 @@ Report train(const TrainConfig& config, const Ratings& train_data, const Ratings
     throw InputError(name_of(train_data.source, "training data") +
                      ": expected at least one rating, found none");
   }
-  const auto model = detail::make_factorisation(train_data, test_data, mf.rank,
+  const std::size_t users = std::max(train_data.num_users, test_data ? test_data->num_users : 0);
+  const std::size_t items = std::max(train_data.num_items, test_data ? test_data->num_items : 0);
+  double sum = 0;
+  for (const float v : train_data.values) sum += v;
+  const auto mean = static_cast<float>(sum / static_cast<double>(train_data.size()));
+  const auto model = detail::make_factorisation(users, items, mf.rank, mean,
                                                 static_cast<float>(config.l2_strength()),
                                                 static_cast<float>(mf.init_scale));
-  const DataShape shape{"ratings",
-                        train_data.size(),
-                        0,
-                        0,
-                        std::max(train_data.num_users, test_data ? test_data->num_users : 0),
-                        std::max(train_data.num_items, test_data ? test_data->num_items : 0),
-                        test_data ? test_data->size() : 0,
-                        0};
-  return detail::train_model(config, *model, shape, {}, callbacks, resume);
+  const DataShape shape{
+      "ratings", train_data.size(), 0, 0, users, items, test_data ? test_data->size() : 0, 0};
+  const detail::Examples train_examples(train_data);
+  const std::optional<detail::Examples> test_examples =
+      test_data ? std::optional(detail::Examples(*test_data)) : std::nullopt;
+  return detail::train_model(config, *model, train_examples, test_examples, shape, {}, callbacks,
+                             resume);
 }
 
 }  // namespace hogwild

@@ -39,6 +39,7 @@ using detail::ParamStore;
 namespace {
 
 using detail::EvalSums;
+using detail::Examples;
 using detail::Model;
 
 // Per-worker buffers, allocated once per run so the hot loop does not allocate; on cache lines
@@ -106,15 +107,16 @@ double cosine(const std::vector<std::pair<std::uint32_t, float>>& a,
 
 // The model's mean loss, and its accuracy (classifiers) or RMSE (factorisation), on the training
 // or the test data.
-Evaluation evaluate_model(const Model& model, const float* w, bool test, tbb::task_arena& arena) {
-  const std::size_t n = model.examples(test);
+Evaluation evaluate_model(const Model& model, const Examples& data, const float* w,
+                          tbb::task_arena& arena) {
+  const std::size_t n = data.size();
   // Deterministic: the same split and order of sums whatever the threads and their timing, so
   // serial and simulated runs report the same losses to the last bit.
   const EvalSums sums = arena.execute([&] {
     return tbb::parallel_deterministic_reduce(
         tbb::blocked_range<std::size_t>(0, n, 512), EvalSums{},
         [&](const tbb::blocked_range<std::size_t>& range, EvalSums acc) {
-          acc += model.evaluate(w, test, range.begin(), range.end());
+          acc += model.evaluate(data, w, range.begin(), range.end());
           return acc;
         },
         [](EvalSums a, const EvalSums& b) { return a += b; });
@@ -172,6 +174,7 @@ void flush(const TrainConfig& config, ParamStore& store, detail::OptimizerState&
 struct EpochContext {
   const TrainConfig& config;
   const Model& model;
+  const Examples& data;
   ParamStore& store;
   detail::OptimizerState& state;
   std::atomic<bool>& stop;  // a worker diverged
@@ -240,7 +243,7 @@ void compute_chunk(const EpochContext& c, WorkerState& ws, std::span<const std::
       for (std::size_t i = 0; i < ws.rows_in * width; ++i) ws.grad[i] *= n;
     }
     ws.rows.clear();
-    model.touched_rows(chunk, ws.rows);
+    model.touched_rows(c.data, chunk, ws.rows);
     if (++ws.chunk_id == 0) {  // wrapped: forget old stamps
       std::fill(ws.stamp.begin(), ws.stamp.end(), 0u);
       ws.chunk_id = 1;
@@ -280,7 +283,7 @@ void compute_chunk(const EpochContext& c, WorkerState& ws, std::span<const std::
     }
     // The regulariser applies to the rows this chunk touches, as for a minibatch.
     detail::ParamView view{ws.local.data(), ws.slot.data(), width, chunk_rows};
-    loss = model.gradient(chunk, view, target, ws.workspace.get());
+    loss = model.gradient(c.data, chunk, view, target, ws.workspace.get());
     if (!first) {
       for (const auto r : ws.chunk_rows) {
         const std::size_t at = static_cast<std::size_t>(ws.slot[r]) * width;
@@ -291,9 +294,9 @@ void compute_chunk(const EpochContext& c, WorkerState& ws, std::span<const std::
     detail::ParamView view;
     view.values = P::kConcurrent ? ws.local.data() : c.store.data();
     if (first) {
-      loss = model.gradient(chunk, view, ws.grad.data(), ws.workspace.get());
+      loss = model.gradient(c.data, chunk, view, ws.grad.data(), ws.workspace.get());
     } else {
-      loss = model.gradient(chunk, view, ws.chunk_grad.data(), ws.workspace.get());
+      loss = model.gradient(c.data, chunk, view, ws.chunk_grad.data(), ws.workspace.get());
       const float prior = ws.chunks_in == 1 ? static_cast<float>(ws.samples_in) : 1.0f;
       const std::size_t size = c.store.size();
       for (std::size_t i = 0; i < size; ++i) ws.grad[i] = prior * ws.grad[i] + b * ws.chunk_grad[i];
@@ -464,6 +467,8 @@ void restore(const TrainState& resume, const TrainConfig& config, std::size_t pa
 struct ModelRun {
   const TrainConfig& config;
   const Model& model;
+  const Examples& train;
+  const std::optional<Examples>& test;
   ParamStore& store;
   detail::OptimizerState& state;
   std::vector<ParamStore*> state_buffers;  // the optimiser's, in checkpoint order
@@ -497,8 +502,8 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   bool failed() const override { return stop_.load(std::memory_order_relaxed); }
   EpochRecord evaluate(bool with_test) override {
     EpochRecord result;
-    result.train = evaluated(false);
-    if (with_test && run_.model.examples(true) > 0) result.test = evaluated(true);
+    result.train = evaluated(run_.train);
+    if (with_test && run_.test && run_.test->size() > 0) result.test = evaluated(*run_.test);
     return result;
   }
   double step_of(int epoch, bool) const override {
@@ -520,12 +525,12 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   WorkerState& state(int worker) { return *run_.workers[static_cast<std::size_t>(worker)]; }
   EpochContext context() {
     const bool timed = run_.config.schedule->kind == ScheduleSpec::Kind::kTime;
-    return {run_.config,           run_.model, run_.store, run_.state, stop_, epoch_,
+    return {run_.config,           run_.model, run_.train, run_.store, run_.state, stop_, epoch_,
             run_.config.workers(), timed};
   }
-  Evaluation evaluated(bool test) {
+  Evaluation evaluated(const Examples& data) {
     const float* w = run_.store.data();  // workers have joined: plain reads are safe
-    return evaluate_model(run_.model, w, test, run_.arena);
+    return evaluate_model(run_.model, data, w, run_.arena);
   }
 
   ModelRun& run_;
@@ -537,9 +542,9 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
 
 namespace detail {
 
-Report train_model(const TrainConfig& raw, const Model& model, DataShape shape,
-                   std::vector<double> labels, const Callbacks& callbacks,
-                   const TrainState* resume) {
+Report train_model(const TrainConfig& raw, const Model& model, const Examples& train,
+                   const std::optional<Examples>& test, DataShape shape, std::vector<double> labels,
+                   const Callbacks& callbacks, const TrainState* resume) {
   Report report;
   report.config = raw.resolved();
   const TrainConfig& config = report.config;
@@ -548,7 +553,7 @@ Report train_model(const TrainConfig& raw, const Model& model, DataShape shape,
   report.data = std::move(shape);
   report.labels = std::move(labels);
 
-  const std::size_t n = model.examples(false);
+  const std::size_t n = train.size();
   if (n == 0) throw InputError("training data: expected at least one example, found none");
   if (n > std::numeric_limits<std::uint32_t>::max()) {
     throw InputError(fmt::format("training data: expected at most 2^32-1 examples, found {}", n));
@@ -564,6 +569,8 @@ Report train_model(const TrainConfig& raw, const Model& model, DataShape shape,
   ModelRun run{
       config,
       model,
+      train,
+      test,
       store,
       state,
       {},
@@ -577,6 +584,7 @@ Report train_model(const TrainConfig& raw, const Model& model, DataShape shape,
   auto& workers = run.workers;
   const std::size_t width = model.row_width();
   const bool timed = config.schedule->kind == ScheduleSpec::Kind::kTime;
+  const std::size_t rows_per_example = width > 0 ? model.max_rows_per_example(train) : 0;
   for (int worker = 0; worker < worker_count; ++worker) {
     auto ws = std::make_unique<WorkerState>();
     // A fixed minibatch is one chunk; a time window holds up to --max-batch samples, computed
@@ -589,15 +597,14 @@ Report train_model(const TrainConfig& raw, const Model& model, DataShape shape,
     std::size_t update_size = params;
     if (width > 0) {
       const std::size_t row_count = params / width;
-      const std::size_t max_rows =
-          std::min(row_count, window_cap * model.max_rows_per_example() + 1);
+      const std::size_t max_rows = std::min(row_count, window_cap * rows_per_example + 1);
       update_size = max_rows * width;
       ws->slot.assign(row_count, -1);
       ws->unique.resize(max_rows);
       ws->stamp.assign(max_rows, 0);
       ws->idx.resize(update_size);
-      ws->rows.reserve(chunk_cap * model.max_rows_per_example() + 1);
-      ws->chunk_rows.reserve(std::min(max_rows, chunk_cap * model.max_rows_per_example() + 1));
+      ws->rows.reserve(chunk_cap * rows_per_example + 1);
+      ws->chunk_rows.reserve(std::min(max_rows, chunk_cap * rows_per_example + 1));
     }
     ws->local.resize(update_size);
     ws->grad.resize(update_size);

@@ -17,51 +17,37 @@ namespace {
 
 class Factorisation final : public Model {
  public:
-  Factorisation(const Ratings& train, const Ratings* test, std::size_t rank, float l2,
+  Factorisation(std::size_t users, std::size_t items, std::size_t rank, float mean, float l2,
                 float init_scale)
-      : train_(train), test_(test), r_(rank), l2_(l2), init_scale_(init_scale) {
-    users_ = std::max(train.num_users, test ? test->num_users : 0);
-    items_ = std::max(train.num_items, test ? test->num_items : 0);
-    double sum = 0;
-    for (const float v : train.values) sum += v;
-    mean_ = train.size() ? static_cast<float>(sum / static_cast<double>(train.size())) : 0.0f;
-  }
-  Factorisation(const Ratings& data, std::size_t users, std::size_t items, std::size_t rank,
-                float mean)
-      : train_(data),
-        test_(nullptr),
-        r_(rank),
-        l2_(0),
-        init_scale_(0),
-        users_(users),
-        items_(items),
-        mean_(mean) {}
+      : users_(users), items_(items), r_(rank), mean_(mean), l2_(l2), init_scale_(init_scale) {}
   std::size_t num_params() const override { return (users_ + items_) * r_; }
   std::size_t row_width() const override { return r_; }
-  std::size_t max_rows_per_example() const override { return 2; }
-  void touched_rows(std::span<const std::uint32_t> batch,
+  std::size_t max_rows_per_example(const Examples&) const override { return 2; }
+  void touched_rows(const Examples& data, std::span<const std::uint32_t> batch,
                     std::vector<std::uint32_t>& rows) const override {
+    const Ratings& ratings = data.ratings();
     for (const auto i : batch) {
-      rows.push_back(train_.users[i]);
-      rows.push_back(static_cast<std::uint32_t>(users_ + train_.items[i]));
+      rows.push_back(ratings.users[i]);
+      rows.push_back(static_cast<std::uint32_t>(users_ + ratings.items[i]));
     }
   }
   void init(std::span<float> w, std::uint64_t seed) const override {
     Rng rng(derive_seed(seed, 0x6d66));
     for (auto& x : w) x = static_cast<float>(init_scale_ * rng.normal());
   }
-  double gradient(std::span<const std::uint32_t> batch, const ParamView& w, float* grad,
-                  Workspace*) const override {
+  double gradient(const Examples& data, std::span<const std::uint32_t> batch, const ParamView& w,
+                  float* grad, Workspace*) const override {
+    const Ratings& ratings = data.ratings();
     const float inv_b = 1.0f / static_cast<float>(batch.size());
     double loss = 0;
     for (const auto i : batch) {
-      const std::uint32_t user_row = train_.users[i];
-      const auto item_row = static_cast<std::uint32_t>(users_ + train_.items[i]);
+      const std::uint32_t user_row = ratings.users[i];
+      const auto item_row = static_cast<std::uint32_t>(users_ + ratings.items[i]);
       const float* u = w.row(user_row);
       const float* v = w.row(item_row);
       float dot = 0;
       for (std::size_t f = 0; f < r_; ++f) dot += u[f] * v[f];
-      const float e = mean_ + dot - train_.values[i];
+      const float e = mean_ + dot - ratings.values[i];
       loss += 0.5 * double{e} * e;
       float* gu = grad + static_cast<std::size_t>(w.slot[user_row]) * r_;
       float* gv = grad + static_cast<std::size_t>(w.slot[item_row]) * r_;
@@ -72,49 +58,33 @@ class Factorisation final : public Model {
     }
     return loss / static_cast<double>(batch.size());
   }
-  std::size_t examples(bool test) const override {
-    return test ? (test_ ? test_->size() : 0) : train_.size();
-  }
   std::size_t output_width() const override { return 1; }
   // mu + u . v; a user or item beyond the model's (in prediction data) contributes no factor.
-  void outputs(const float* w, bool test, std::size_t begin, std::size_t end,
+  void outputs(const Examples& data, const float* w, std::size_t begin, std::size_t end,
                double* out) const override {
-    const Ratings& data = test ? *test_ : train_;
+    const Ratings& ratings = data.ratings();
     for (std::size_t i = begin; i < end; ++i) {
       double dot = 0;
-      if (data.users[i] < users_ && data.items[i] < items_) {
-        const float* u = w + std::size_t{data.users[i]} * r_;
-        const float* v = w + (users_ + data.items[i]) * r_;
+      if (ratings.users[i] < users_ && ratings.items[i] < items_) {
+        const float* u = w + std::size_t{ratings.users[i]} * r_;
+        const float* v = w + (users_ + ratings.items[i]) * r_;
         for (std::size_t f = 0; f < r_; ++f) dot += double{u[f]} * v[f];
       }
       out[i - begin] = mean_ + dot;
     }
   }
-  double target(bool test, std::size_t i) const override {
-    return (test ? *test_ : train_).values[i];
-  }
   bool classifier() const override { return false; }
 
  private:
-  const Ratings& train_;
-  const Ratings* test_;
-  std::size_t r_;
-  float l2_;
-  float init_scale_;
-  std::size_t users_ = 0, items_ = 0;
-  float mean_ = 0;
+  std::size_t users_, items_, r_;
+  float mean_, l2_, init_scale_;
 };
 
 }  // namespace
 
-std::unique_ptr<Model> make_factorisation(const Ratings& train, const Ratings* test,
-                                          std::size_t rank, float l2, float init_scale) {
-  return std::make_unique<Factorisation>(train, test, rank, l2, init_scale);
-}
-
-std::unique_ptr<Model> make_factorisation(const Ratings& data, std::size_t users, std::size_t items,
-                                          std::size_t rank, float mean) {
-  return std::make_unique<Factorisation>(data, users, items, rank, mean);
+std::unique_ptr<Model> make_factorisation(std::size_t users, std::size_t items, std::size_t rank,
+                                          float mean, float l2, float init_scale) {
+  return std::make_unique<Factorisation>(users, items, rank, mean, l2, init_scale);
 }
 
 }  // namespace hogwild::detail

@@ -27,15 +27,9 @@ struct MlpWorkspace final : Workspace {
 
 class Mlp final : public Model {
  public:
-  Mlp(const DenseDataset& train, std::vector<std::int32_t> y_train, const DenseDataset* test,
-      std::vector<std::int32_t> y_test, std::size_t classes, const std::vector<std::size_t>& hidden,
-      float l2)
-      : train_(train),
-        test_(test),
-        y_train_(std::move(y_train)),
-        y_test_(std::move(y_test)),
-        l2_(l2) {
-    width_.push_back(train.cols);
+  Mlp(std::size_t features, const std::vector<std::size_t>& hidden, std::size_t classes, float l2)
+      : l2_(l2) {
+    width_.push_back(features);
     width_.insert(width_.end(), hidden.begin(), hidden.end());
     width_.push_back(classes);
     std::size_t offset = 0;
@@ -69,20 +63,20 @@ class Mlp final : public Model {
     ws->delta_prev.resize(widest, b);
     return ws;
   }
-  double gradient(std::span<const std::uint32_t> batch, const ParamView& w, float* grad,
-                  Workspace* workspace) const override {
+  double gradient(const Examples& data, std::span<const std::uint32_t> batch, const ParamView& w,
+                  float* grad, Workspace* workspace) const override {
     auto& ws = *static_cast<MlpWorkspace*>(workspace);
     const auto b = static_cast<Eigen::Index>(batch.size());
     const auto d = static_cast<Eigen::Index>(width_[0]);
     for (Eigen::Index i = 0; i < b; ++i) {
-      ws.a[0].col(i) = Eigen::Map<const Eigen::VectorXf>(train_.row(batch[i]).data(), d);
+      ws.a[0].col(i) = Eigen::Map<const Eigen::VectorXf>(data.dense().row(batch[i]).data(), d);
     }
     forward(w.values, ws.a, b);
     auto z = ws.a[layers()].leftCols(b);
     double loss = 0;
     const std::size_t k = width_.back();
     for (Eigen::Index i = 0; i < b; ++i) {
-      const std::int32_t y = y_train_[batch[i]];
+      const std::int32_t y = data.classes[batch[i]];
       loss += softmax_in_place(z.col(i).data(), k, y);
       z(y, i) -= 1.0f;
     }
@@ -106,22 +100,17 @@ class Mlp final : public Model {
     }
     return loss / static_cast<double>(b);
   }
-  std::size_t examples(bool test) const override {
-    return test ? (test_ ? test_->rows() : 0) : train_.rows();
-  }
   std::size_t output_width() const override { return width_.back(); }
-  void outputs(const float* w, bool test, std::size_t begin, std::size_t end,
+  void outputs(const Examples& data, const float* w, std::size_t begin, std::size_t end,
                double* out) const override {
-    const DenseDataset& data = test ? *test_ : train_;
     const auto b = static_cast<Eigen::Index>(end - begin);
     std::vector<Matrix> a;
     for (const auto n : width_) a.emplace_back(static_cast<Eigen::Index>(n), b);
-    a[0] = ConstMapMatrix(data.features.data() + begin * width_[0],
+    a[0] = ConstMapMatrix(data.dense().features.data() + begin * width_[0],
                           static_cast<Eigen::Index>(width_[0]), b);
     forward(w, a, b);
     Eigen::Map<Eigen::MatrixXd>(out, a.back().rows(), b) = a.back().cast<double>();
   }
-  double target(bool test, std::size_t i) const override { return (test ? y_test_ : y_train_)[i]; }
 
  private:
   std::size_t layers() const { return width_.size() - 1; }
@@ -140,9 +129,6 @@ class Mlp final : public Model {
     }
   }
 
-  const DenseDataset& train_;
-  const DenseDataset* test_;
-  std::vector<std::int32_t> y_train_, y_test_;
   float l2_;
   std::vector<std::size_t> width_;
   std::vector<std::size_t> weight_offset_, bias_offset_;
@@ -151,11 +137,9 @@ class Mlp final : public Model {
 
 }  // namespace
 
-std::unique_ptr<Model> make_mlp(const DenseDataset& train, std::vector<std::int32_t> y_train,
-                                const DenseDataset* test, std::vector<std::int32_t> y_test,
-                                std::size_t classes, std::vector<std::size_t> hidden, float l2) {
-  return std::make_unique<Mlp>(train, std::move(y_train), test, std::move(y_test), classes, hidden,
-                               l2);
+std::unique_ptr<Model> make_mlp(std::size_t features, const std::vector<std::size_t>& hidden,
+                                std::size_t classes, float l2) {
+  return std::make_unique<Mlp>(features, hidden, classes, l2);
 }
 
 }  // namespace hogwild::detail

@@ -7,14 +7,15 @@
 
 namespace hogwild::detail {
 
-EvalSums Model::evaluate(const float* w, bool test, std::size_t begin, std::size_t end) const {
+EvalSums Model::evaluate(const Examples& data, const float* w, std::size_t begin,
+                         std::size_t end) const {
   const std::size_t k = output_width();
   std::vector<double> out((end - begin) * k);
-  outputs(w, test, begin, end, out.data());
+  outputs(data, w, begin, end, out.data());
   EvalSums sums;
   if (!classifier()) {
     for (std::size_t i = begin; i < end; ++i) {
-      const double e = out[i - begin] - target(test, i);
+      const double e = out[i - begin] - data.target(i);
       sums.squared_error += e * e;
       sums.loss += 0.5 * e * e;
     }
@@ -25,7 +26,7 @@ EvalSums Model::evaluate(const float* w, bool test, std::size_t begin, std::size
   for (std::size_t i = begin; i < end; ++i) {
     const double* logits = out.data() + (i - begin) * k;
     std::copy(logits, logits + k, z.begin());
-    const auto y = static_cast<std::int32_t>(target(test, i));
+    const auto y = static_cast<std::int32_t>(data.target(i));
     sums.correct += static_cast<std::size_t>(std::max_element(z.begin(), z.end()) - z.begin()) ==
                     static_cast<std::size_t>(y);
     sums.loss += softmax_in_place(z.data(), k, y);

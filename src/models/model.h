@@ -2,8 +2,9 @@
 
 // Models trained by the window kernel (engine/window_kernel.cc): multinomial softmax regression on
 // sparse or dense features, a multilayer perceptron on dense features, and matrix
-// factorisation of ratings. Each is a pure function of (examples, parameter view) to a loss
-// and a gradient; every parameter of a model lives in one ParamStore buffer.
+// factorisation of ratings. A model is its parameter layout and its maths: built from its shape
+// alone, it takes the examples per call, so training, evaluation and prediction (predict.cc)
+// run the one forward pass. Every parameter of a model lives in one ParamStore buffer.
 //
 // Sparse-gradient models (sparse softmax, factorisation) lay their parameters out as rows of
 // `row_width()` floats: the trainer gathers the rows a minibatch touches (read under the
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <variant>
 #include <vector>
 
 #include "hogwild/dataset.h"
@@ -51,6 +53,35 @@ struct EvalSums {
   }
 };
 
+/// The examples a model computes on, passed per call: LIBSVM rows, dense rows or ratings, and
+/// each example's class index (classifiers; empty for ratings).
+struct Examples {
+  /// LIBSVM rows with class indices `y`.
+  Examples(const Dataset& rows, std::span<const std::int32_t> y)
+      : data(&rows), classes(y), count(rows.rows()) {}
+  /// Dense rows with class indices `y`.
+  Examples(const DenseDataset& rows, std::span<const std::int32_t> y)
+      : data(&rows), classes(y), count(rows.rows()) {}
+  /// Ratings, their own targets.
+  explicit Examples(const Ratings& ratings) : data(&ratings), count(ratings.size()) {}
+
+  std::variant<const Dataset*, const DenseDataset*, const Ratings*> data;
+  std::span<const std::int32_t> classes;
+  std::size_t count;
+  /// Number of examples.
+  std::size_t size() const { return count; }
+  /// The sparse rows (sparse softmax).
+  const Dataset& sparse() const { return *std::get<const Dataset*>(data); }
+  /// The dense rows (dense softmax, MLP).
+  const DenseDataset& dense() const { return *std::get<const DenseDataset*>(data); }
+  /// The ratings (factorisation).
+  const Ratings& ratings() const { return *std::get<const Ratings*>(data); }
+  /// Example i's class index (classifiers) or rating.
+  double target(std::size_t i) const {
+    return classes.empty() ? double{ratings().values[i]} : static_cast<double>(classes[i]);
+  }
+};
+
 /// The parameters a gradient is computed at: all of them (dense), or the gathered rows.
 struct ParamView {
   const float* values = nullptr;        ///< dense: all parameters; sparse: gathered rows
@@ -77,36 +108,32 @@ class Model {
   virtual std::size_t num_params() const = 0;
   /// Floats per parameter row for sparse-gradient models; 0 for dense-gradient models.
   virtual std::size_t row_width() const { return 0; }
-  /// Appends the parameter rows `batch` touches (duplicates allowed); sparse models only.
-  virtual void touched_rows(std::span<const std::uint32_t> /*batch*/,
+  /// Appends the parameter rows examples `batch` of `data` touch (duplicates allowed); sparse
+  /// models only.
+  virtual void touched_rows(const Examples& /*data*/, std::span<const std::uint32_t> /*batch*/,
                             std::vector<std::uint32_t>& /*rows*/) const {}
-  /// Upper bound on the rows one example touches (sparse models).
-  virtual std::size_t max_rows_per_example() const { return 0; }
+  /// Upper bound on the rows one example of `data` touches (sparse models).
+  virtual std::size_t max_rows_per_example(const Examples& /*data*/) const { return 0; }
   /// Sets the initial parameters (deterministic for a seed).
   virtual void init(std::span<float> w, std::uint64_t seed) const = 0;
   /// Scratch space for minibatches of up to `max_batch` examples.
   virtual std::unique_ptr<Workspace> workspace(std::size_t /*max_batch*/) const { return nullptr; }
-  /// Mean loss over `batch` (training examples), excluding the regulariser, and the gradient
-  /// of the mean loss plus the regulariser. Sparse models add into `grad` (zeroed, laid out
-  /// like the gathered rows); dense models overwrite all num_params() entries.
-  virtual double gradient(std::span<const std::uint32_t> batch, const ParamView& w, float* grad,
-                          Workspace* ws) const = 0;
-  /// Number of training (test = false) or test examples.
-  virtual std::size_t examples(bool test) const = 0;
+  /// Mean loss over examples `batch` of `data`, excluding the regulariser, and the gradient of
+  /// the mean loss plus the regulariser. Sparse models add into `grad` (zeroed, laid out like
+  /// the gathered rows); dense models overwrite all num_params() entries.
+  virtual double gradient(const Examples& data, std::span<const std::uint32_t> batch,
+                          const ParamView& w, float* grad, Workspace* ws) const = 0;
   /// Values outputs() gives per example: one logit per class (classifiers) or the prediction.
   virtual std::size_t output_width() const = 0;
-  /// The forward pass at parameters w over examples [begin, end) of the training or test set,
-  /// output_width() values per example into `out`: what evaluation and prediction share.
-  virtual void outputs(const float* w, bool test, std::size_t begin, std::size_t end,
+  /// The forward pass at parameters w over examples [begin, end) of `data`, output_width()
+  /// values per example into `out`: what evaluation and prediction share.
+  virtual void outputs(const Examples& data, const float* w, std::size_t begin, std::size_t end,
                        double* out) const = 0;
-  /// Example i's class index (classifiers) or target value.
-  virtual double target(bool test, std::size_t i) const = 0;
   /// True for classifiers (accuracy is meaningful).
   virtual bool classifier() const { return true; }
-  /// Sums over examples [begin, end) of the training or test set at parameters w, from
-  /// outputs(): cross-entropy and arg-max hits (classifiers), or squared error and half of it
-  /// as the loss.
-  EvalSums evaluate(const float* w, bool test, std::size_t begin, std::size_t end) const;
+  /// Sums over examples [begin, end) of `data` at parameters w, from outputs(): cross-entropy
+  /// and arg-max hits (classifiers), or squared error and half of it as the loss.
+  EvalSums evaluate(const Examples& data, const float* w, std::size_t begin, std::size_t end) const;
 };
 
 /// Replaces logits z[0, k) by probabilities; returns the cross-entropy -log p[y], computed from
@@ -121,26 +148,16 @@ inline double softmax_in_place(float* z, std::size_t k, std::int32_t y) {
   return loss;
 }
 
-/// Softmax regression on sparse features; y are class indices in [0, classes).
-std::unique_ptr<Model> make_sparse_softmax(const Dataset& train, std::vector<std::int32_t> y_train,
-                                           const Dataset* test, std::vector<std::int32_t> y_test,
-                                           std::size_t features, std::size_t classes, float l2);
+/// Softmax regression on sparse features over `features` columns and `classes` classes.
+std::unique_ptr<Model> make_sparse_softmax(std::size_t features, std::size_t classes, float l2);
 /// Softmax regression on dense features.
-std::unique_ptr<Model> make_dense_softmax(const DenseDataset& train,
-                                          std::vector<std::int32_t> y_train,
-                                          const DenseDataset* test,
-                                          std::vector<std::int32_t> y_test, std::size_t classes,
-                                          float l2);
+std::unique_ptr<Model> make_dense_softmax(std::size_t features, std::size_t classes, float l2);
 /// MLP with ReLU hidden layers of the given widths and a softmax output.
-std::unique_ptr<Model> make_mlp(const DenseDataset& train, std::vector<std::int32_t> y_train,
-                                const DenseDataset* test, std::vector<std::int32_t> y_test,
-                                std::size_t classes, std::vector<std::size_t> hidden, float l2);
-/// Matrix factorisation r ~ mean + u . v with L2 strength l2 on the touched rows.
-std::unique_ptr<Model> make_factorisation(const Ratings& train, const Ratings* test,
-                                          std::size_t rank, float l2, float init_scale);
-/// A trained factorisation of `users` x `items` at `rank` and training mean `mean`, over the
-/// ratings `data` (its training set) to predict them.
-std::unique_ptr<Model> make_factorisation(const Ratings& data, std::size_t users, std::size_t items,
-                                          std::size_t rank, float mean);
+std::unique_ptr<Model> make_mlp(std::size_t features, const std::vector<std::size_t>& hidden,
+                                std::size_t classes, float l2);
+/// Matrix factorisation r ~ mean + u . v of `users` x `items` at `rank`, with L2 strength l2 on
+/// the touched rows and normal initial factors of standard deviation `init_scale`.
+std::unique_ptr<Model> make_factorisation(std::size_t users, std::size_t items, std::size_t rank,
+                                          float mean, float l2, float init_scale);
 
 }  // namespace hogwild::detail

@@ -1,6 +1,6 @@
 // Predictions of a checkpoint's model. Linear models use the linear evaluation; softmax, MLP
-// and factorisation build the model over the data to predict and run its forward pass, the one
-// training evaluates with (src/models/model.h), on the checkpoint's parameters.
+// and factorisation build the model from the checkpoint's shape and run its forward pass, the
+// one training evaluates with (src/models/model.h), over the data to predict.
 
 #include "hogwild/predict.h"
 
@@ -8,58 +8,32 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <span>
 
 #include "hogwild/error.h"
 #include "hogwild/loss.h"
 #include "hogwild/trainer.h"
+#include "models/classes.h"
 #include "models/model.h"
 
 namespace hogwild {
 namespace {
 
-// Class index of each label value; InputError for a label the model was not trained on.
-class ClassIndex {
- public:
-  ClassIndex(const std::vector<double>& labels, std::string_view source)
-      : labels_(labels), source_(source) {
-    for (std::size_t c = 0; c < labels.size(); ++c) index_[labels[c]] = c;
-  }
-  std::size_t operator()(double label, std::size_t example) const {
-    const auto it = index_.find(label);
-    if (it == index_.end()) {
-      throw InputError(
-          fmt::format("{}: expected labels among the {} training classes, found {} in example {}",
-                      source_, labels_.size(), label, example + 1));
-    }
-    return it->second;
-  }
-
- private:
-  const std::vector<double>& labels_;
-  std::string_view source_;
-  std::map<double, std::size_t> index_;
-};
-
-// Class index of each example's label (0 for every example when `labelled` is false).
+// Each example's class index among the model's classes (0 for every example when `labelled` is
+// false).
 template <class Labels>
-std::vector<std::int32_t> class_indices(const Checkpoint& model, const Labels& labels,
-                                        bool labelled, std::string_view source) {
-  std::vector<std::int32_t> y(labels.size(), 0);
-  if (!labelled) return y;
-  const ClassIndex index(model.labels, source);
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    y[i] = static_cast<std::int32_t>(index(static_cast<double>(labels[i]), i));
-  }
-  return y;
+std::vector<std::int32_t> classes_of(const Checkpoint& model, const Labels& labels, bool labelled,
+                                     std::string_view source) {
+  if (!labelled) return std::vector<std::int32_t>(labels.size(), 0);
+  return detail::class_indices(labels, model.labels, source);
 }
 
 // The model's outputs and, with labels, its evaluation, over all its training examples (the
 // data to predict), a block at a time: classifiers predict the label of the arg-max class.
-Predictions predict_with(const Checkpoint& checkpoint, const detail::Model& model, bool labelled) {
+Predictions predict_with(const Checkpoint& checkpoint, const detail::Model& model,
+                         const detail::Examples& data, bool labelled) {
   constexpr std::size_t kBlock = 4096;
-  const std::size_t n = model.examples(false);
+  const std::size_t n = data.size();
   const std::size_t k = model.output_width();
   const float* w = checkpoint.weights.data();
   Predictions p;
@@ -68,7 +42,7 @@ Predictions predict_with(const Checkpoint& checkpoint, const detail::Model& mode
   for (std::size_t begin = 0; begin < n; begin += kBlock) {
     const std::size_t end = std::min(n, begin + kBlock);
     out.resize((end - begin) * k);
-    model.outputs(w, false, begin, end, out.data());
+    model.outputs(data, w, begin, end, out.data());
     for (std::size_t i = 0; i < end - begin; ++i) {
       const double* o = out.data() + i * k;
       p.values.push_back(
@@ -76,7 +50,7 @@ Predictions predict_with(const Checkpoint& checkpoint, const detail::Model& mode
               ? checkpoint.labels[static_cast<std::size_t>(std::max_element(o, o + k) - o)]
               : *o);
     }
-    if (labelled) sums += model.evaluate(w, false, begin, end);
+    if (labelled) sums += model.evaluate(data, w, begin, end);
   }
   if (!labelled || n == 0) return p;
   const Evaluation e = sums.mean(n, model.classifier());
@@ -129,10 +103,9 @@ Predictions predict(const Checkpoint& model, const Dataset& data, bool labelled)
                     "LIBSVM data",
                     name_of(data.source), model.model, model.format));
   }
-  const auto y = class_indices(model, data.labels, labelled, name_of(data.source));
-  const auto softmax = detail::make_sparse_softmax(data, y, nullptr, {}, d,
-                                                   static_cast<std::size_t>(model.classes), 0);
-  return predict_with(model, *softmax, labelled);
+  const auto y = classes_of(model, data.labels, labelled, name_of(data.source));
+  const auto softmax = detail::make_sparse_softmax(d, static_cast<std::size_t>(model.classes), 0);
+  return predict_with(model, *softmax, detail::Examples(data, y), labelled);
 }
 
 Predictions predict(const Checkpoint& model, const DenseDataset& data, bool labelled) {
@@ -147,12 +120,11 @@ Predictions predict(const Checkpoint& model, const DenseDataset& data, bool labe
                                  name_of(data.source), d, data.cols));
   }
   const auto k = static_cast<std::size_t>(model.classes);
-  const auto y = class_indices(model, data.labels, labelled, name_of(data.source));
+  const auto y = classes_of(model, data.labels, labelled, name_of(data.source));
   const std::vector<std::size_t> hidden(model.hidden.begin(), model.hidden.end());
-  const auto forward = model.model == "mlp"
-                           ? detail::make_mlp(data, y, nullptr, {}, k, hidden, 0)
-                           : detail::make_dense_softmax(data, y, nullptr, {}, k, 0);
-  return predict_with(model, *forward, labelled);
+  const auto forward = model.model == "mlp" ? detail::make_mlp(d, hidden, k, 0)
+                                            : detail::make_dense_softmax(d, k, 0);
+  return predict_with(model, *forward, detail::Examples(data, y), labelled);
 }
 
 Predictions predict(const Checkpoint& model, const Ratings& data, bool labelled) {
@@ -162,9 +134,9 @@ Predictions predict(const Checkpoint& model, const Ratings& data, bool labelled)
                                  model.model));
   }
   const auto factors = detail::make_factorisation(
-      data, static_cast<std::size_t>(model.users), static_cast<std::size_t>(model.items),
-      static_cast<std::size_t>(model.rank), static_cast<float>(model.mean));
-  return predict_with(model, *factors, labelled);
+      static_cast<std::size_t>(model.users), static_cast<std::size_t>(model.items),
+      static_cast<std::size_t>(model.rank), static_cast<float>(model.mean), 0, 0);
+  return predict_with(model, *factors, detail::Examples(data), labelled);
 }
 
 }  // namespace hogwild

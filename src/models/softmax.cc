@@ -21,26 +21,20 @@ struct SoftmaxWorkspace final : Workspace {
 
 class SparseSoftmax final : public Model {
  public:
-  SparseSoftmax(const Dataset& train, std::vector<std::int32_t> y_train, const Dataset* test,
-                std::vector<std::int32_t> y_test, std::size_t d, std::size_t k, float l2)
-      : train_(train),
-        test_(test),
-        y_train_(std::move(y_train)),
-        y_test_(std::move(y_test)),
-        d_(d),
-        k_(k),
-        l2_(l2) {
-    for (std::size_t i = 0; i < train.rows(); ++i) {
-      max_nnz_ = std::max<std::size_t>(max_nnz_, train.row(i).indices.size());
-    }
-  }
+  SparseSoftmax(std::size_t d, std::size_t k, float l2) : d_(d), k_(k), l2_(l2) {}
   std::size_t num_params() const override { return (d_ + 1) * k_; }
   std::size_t row_width() const override { return k_; }
-  std::size_t max_rows_per_example() const override { return max_nnz_ + 1; }
-  void touched_rows(std::span<const std::uint32_t> batch,
+  std::size_t max_rows_per_example(const Examples& data) const override {
+    std::size_t max_nnz = 0;
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      max_nnz = std::max<std::size_t>(max_nnz, data.sparse().row(i).indices.size());
+    }
+    return max_nnz + 1;
+  }
+  void touched_rows(const Examples& data, std::span<const std::uint32_t> batch,
                     std::vector<std::uint32_t>& rows) const override {
     for (const auto i : batch) {
-      const auto row = train_.row(i);
+      const auto row = data.sparse().row(i);
       rows.insert(rows.end(), row.indices.begin(), row.indices.end());
     }
     rows.push_back(static_cast<std::uint32_t>(d_));
@@ -53,22 +47,23 @@ class SparseSoftmax final : public Model {
     ws->z.resize(k_);
     return ws;
   }
-  double gradient(std::span<const std::uint32_t> batch, const ParamView& w, float* grad,
-                  Workspace* workspace) const override {
+  double gradient(const Examples& data, std::span<const std::uint32_t> batch, const ParamView& w,
+                  float* grad, Workspace* workspace) const override {
+    const Dataset& rows = data.sparse();
     float* z = static_cast<SoftmaxWorkspace*>(workspace)->z.data();
     const float inv_b = 1.0f / static_cast<float>(batch.size());
     const float* bias = w.row(d_);
     float* grad_bias = grad + static_cast<std::size_t>(w.slot[d_]) * k_;
     double loss = 0;
     for (const auto i : batch) {
-      const auto row = train_.row(i);
+      const auto row = rows.row(i);
       std::copy(bias, bias + k_, z);
       for (std::size_t n = 0; n < row.indices.size(); ++n) {
         const float* wj = w.row(row.indices[n]);
         const float x = row.values[n];
         for (std::size_t c = 0; c < k_; ++c) z[c] += x * wj[c];
       }
-      const std::int32_t y = y_train_[i];
+      const std::int32_t y = data.classes[i];
       loss += softmax_in_place(z, k_, y);
       for (std::size_t c = 0; c < k_; ++c) z[c] *= inv_b;  // z is now d loss / d logits
       z[y] -= inv_b;
@@ -90,17 +85,13 @@ class SparseSoftmax final : public Model {
     }
     return loss / static_cast<double>(batch.size());
   }
-  std::size_t examples(bool test) const override {
-    return test ? (test_ ? test_->rows() : 0) : train_.rows();
-  }
   std::size_t output_width() const override { return k_; }
   // Features beyond the model's d (in test or prediction data) are ignored.
-  void outputs(const float* w, bool test, std::size_t begin, std::size_t end,
+  void outputs(const Examples& data, const float* w, std::size_t begin, std::size_t end,
                double* out) const override {
-    const Dataset& data = test ? *test_ : train_;
     std::vector<float> z(k_);
     for (std::size_t i = begin; i < end; ++i) {
-      const auto row = data.row(i);
+      const auto row = data.sparse().row(i);
       std::copy(w + d_ * k_, w + (d_ + 1) * k_, z.begin());
       for (std::size_t n = 0; n < row.indices.size(); ++n) {
         if (row.indices[n] >= d_) continue;
@@ -110,29 +101,16 @@ class SparseSoftmax final : public Model {
       std::copy(z.begin(), z.end(), out + (i - begin) * k_);
     }
   }
-  double target(bool test, std::size_t i) const override { return (test ? y_test_ : y_train_)[i]; }
 
  private:
-  const Dataset& train_;
-  const Dataset* test_;
-  std::vector<std::int32_t> y_train_, y_test_;
   std::size_t d_, k_;
   float l2_;
-  std::size_t max_nnz_ = 0;
 };
 
 // Dense features: minibatches as matrix products, Z = W X + b.
 class DenseSoftmax final : public Model {
  public:
-  DenseSoftmax(const DenseDataset& train, std::vector<std::int32_t> y_train,
-               const DenseDataset* test, std::vector<std::int32_t> y_test, std::size_t k, float l2)
-      : train_(train),
-        test_(test),
-        y_train_(std::move(y_train)),
-        y_test_(std::move(y_test)),
-        d_(train.cols),
-        k_(k),
-        l2_(l2) {}
+  DenseSoftmax(std::size_t d, std::size_t k, float l2) : d_(d), k_(k), l2_(l2) {}
   std::size_t num_params() const override { return (d_ + 1) * k_; }
   void init(std::span<float> w, std::uint64_t) const override {
     std::fill(w.begin(), w.end(), 0.0f);
@@ -143,14 +121,14 @@ class DenseSoftmax final : public Model {
     ws->logits.resize(static_cast<Eigen::Index>(k_), static_cast<Eigen::Index>(max_batch));
     return ws;
   }
-  double gradient(std::span<const std::uint32_t> batch, const ParamView& w, float* grad,
-                  Workspace* workspace) const override {
+  double gradient(const Examples& data, std::span<const std::uint32_t> batch, const ParamView& w,
+                  float* grad, Workspace* workspace) const override {
     auto& ws = *static_cast<SoftmaxWorkspace*>(workspace);
     const auto b = static_cast<Eigen::Index>(batch.size());
     const auto d = static_cast<Eigen::Index>(d_);
     const auto k = static_cast<Eigen::Index>(k_);
     for (Eigen::Index i = 0; i < b; ++i) {
-      ws.x.col(i) = Eigen::Map<const Eigen::VectorXf>(train_.row(batch[i]).data(), d);
+      ws.x.col(i) = Eigen::Map<const Eigen::VectorXf>(data.dense().row(batch[i]).data(), d);
     }
     const Eigen::Map<const Eigen::MatrixXf> weights(w.values, k, d);
     const Eigen::Map<const Eigen::VectorXf> bias(w.values + d_ * k_, k);
@@ -161,7 +139,7 @@ class DenseSoftmax final : public Model {
     double loss = 0;
     const float inv_b = 1.0f / static_cast<float>(b);
     for (Eigen::Index i = 0; i < b; ++i) {
-      const std::int32_t y = y_train_[batch[i]];
+      const std::int32_t y = data.classes[batch[i]];
       loss += softmax_in_place(z.col(i).data(), k_, y);
       z(y, i) -= 1.0f;
     }
@@ -172,49 +150,33 @@ class DenseSoftmax final : public Model {
     Eigen::Map<Eigen::VectorXf>(grad + d_ * k_, k) = z.rowwise().sum();
     return loss / static_cast<double>(b);
   }
-  std::size_t examples(bool test) const override {
-    return test ? (test_ ? test_->rows() : 0) : train_.rows();
-  }
   std::size_t output_width() const override { return k_; }
-  void outputs(const float* w, bool test, std::size_t begin, std::size_t end,
+  void outputs(const Examples& data, const float* w, std::size_t begin, std::size_t end,
                double* out) const override {
-    const DenseDataset& data = test ? *test_ : train_;
     const auto d = static_cast<Eigen::Index>(d_);
     const auto k = static_cast<Eigen::Index>(k_);
     const Eigen::Map<const Eigen::MatrixXf> weights(w, k, d);
     const Eigen::Map<const Eigen::VectorXf> bias(w + d_ * k_, k);
-    const Eigen::Map<const Eigen::MatrixXf> x(data.features.data() + begin * d_, d,
+    const Eigen::Map<const Eigen::MatrixXf> x(data.dense().features.data() + begin * d_, d,
                                               static_cast<Eigen::Index>(end - begin));
     Eigen::MatrixXf z = weights * x;
     z.colwise() += bias;
     Eigen::Map<Eigen::MatrixXd>(out, k, z.cols()) = z.cast<double>();
   }
-  double target(bool test, std::size_t i) const override { return (test ? y_test_ : y_train_)[i]; }
 
  private:
-  const DenseDataset& train_;
-  const DenseDataset* test_;
-  std::vector<std::int32_t> y_train_, y_test_;
   std::size_t d_, k_;
   float l2_;
 };
 
 }  // namespace
 
-std::unique_ptr<Model> make_sparse_softmax(const Dataset& train, std::vector<std::int32_t> y_train,
-                                           const Dataset* test, std::vector<std::int32_t> y_test,
-                                           std::size_t features, std::size_t classes, float l2) {
-  return std::make_unique<SparseSoftmax>(train, std::move(y_train), test, std::move(y_test),
-                                         features, classes, l2);
+std::unique_ptr<Model> make_sparse_softmax(std::size_t features, std::size_t classes, float l2) {
+  return std::make_unique<SparseSoftmax>(features, classes, l2);
 }
 
-std::unique_ptr<Model> make_dense_softmax(const DenseDataset& train,
-                                          std::vector<std::int32_t> y_train,
-                                          const DenseDataset* test,
-                                          std::vector<std::int32_t> y_test, std::size_t classes,
-                                          float l2) {
-  return std::make_unique<DenseSoftmax>(train, std::move(y_train), test, std::move(y_test), classes,
-                                        l2);
+std::unique_ptr<Model> make_dense_softmax(std::size_t features, std::size_t classes, float l2) {
+  return std::make_unique<DenseSoftmax>(features, classes, l2);
 }
 
 }  // namespace hogwild::detail
