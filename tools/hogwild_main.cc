@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <variant>
 
 #include "cli_checkpoint.h"
 #include "cli_train.h"
@@ -88,22 +89,41 @@ void check_test_out(bool test, bool no_test, const std::string& test_out, const 
   }
 }
 
+// A generator option: its name, the config field it sets and its help.
+template <class Config>
+struct GenFlag {
+  const char* name;
+  std::variant<std::size_t Config::*, double Config::*> field;
+  const char* help;
+};
+
+// Adds the generator command `name` with `flags`, --seed, --out and --test-out.
+template <class Config>
+void add_gen(CLI::App& gen, GenOptions<Config>& o, const char* name, const char* about,
+             std::initializer_list<GenFlag<Config>> flags, const char* test_out_help) {
+  auto* cmd = gen.add_subcommand(name, about);
+  for (const auto& flag : flags) {
+    std::visit([&](auto field) { add(cmd, flag.name, o.config.*field, flag.help); }, flag.field);
+  }
+  add(cmd, "--seed", o.config.seed, "random seed (same seed, same files)");
+  cmd->add_option("--out", o.out, "training file to write")->required();
+  cmd->add_option("--test-out", o.test_out, test_out_help);
+}
+
 void add_gen_sparse(CLI::App& gen, GenSparseOptions& o) {
-  auto* cmd = gen.add_subcommand(
-      "sparse",
-      "RCV1-like sparse binary classification: power-law feature frequencies, "
-      "L2-normalised rows, labels from a hidden sparse hyperplane with label noise.");
-  auto& c = o.config;
-  add(cmd, "--rows", c.rows, "training examples");
-  add(cmd, "--features", c.features, "dimension (RCV1: 47236)");
-  add(cmd, "--nnz-per-row", c.nnz_per_row, "distinct nonzeros per row");
-  add(cmd, "--zipf", c.zipf, "power-law exponent of feature frequencies (0 = uniform features)");
-  add(cmd, "--noise", c.label_noise, "probability of flipping each label");
-  add(cmd, "--density", c.hyperplane_density, "fraction of features with a nonzero hidden weight");
-  add(cmd, "--seed", c.seed, "random seed (same seed, same files)");
-  cmd->add_option("--out", o.out, "training file to write (LIBSVM text)")->required();
-  add(cmd, "--test-rows", c.test_rows, "test examples from the same distribution");
-  cmd->add_option("--test-out", o.test_out, "test file to write (needs --test-rows)");
+  using C = hogwild::SparseGeneratorConfig;
+  add_gen<C>(gen, o, "sparse",
+             "RCV1-like sparse binary classification: power-law feature frequencies, "
+             "L2-normalised rows, labels from a hidden sparse hyperplane with label noise; "
+             "LIBSVM text.",
+             {{"--rows", &C::rows, "training examples"},
+              {"--features", &C::features, "dimension (RCV1: 47236)"},
+              {"--nnz-per-row", &C::nnz_per_row, "distinct nonzeros per row"},
+              {"--zipf", &C::zipf, "power-law exponent of feature frequencies (0 = uniform)"},
+              {"--noise", &C::label_noise, "probability of flipping each label"},
+              {"--density", &C::hyperplane_density, "fraction of features with a hidden weight"},
+              {"--test-rows", &C::test_rows, "test examples from the same distribution"}},
+             "test file to write (needs --test-rows)");
 }
 
 int run_gen_sparse(const GenSparseOptions& o) {
@@ -144,21 +164,18 @@ int run_info(const std::string& path) {
 }
 
 void add_gen_ratings(CLI::App& gen, GenRatingsOptions& o) {
-  auto* cmd = gen.add_subcommand(
-      "ratings",
-      "Low-rank ratings for matrix factorisation: planted factors, Gaussian noise, "
-      "power-law item popularity; `user item rating` lines.");
-  auto& c = o.config;
-  add(cmd, "--users", c.users, "users (rows of the planted matrix)");
-  add(cmd, "--items", c.items, "items (columns)");
-  add(cmd, "--rank", c.rank, "rank of the planted matrix");
-  add(cmd, "--density", c.density, "fraction of entries observed, (0, 0.5]");
-  add(cmd, "--noise", c.noise, "standard deviation of the noise on each rating");
-  add(cmd, "--zipf", c.zipf, "power-law exponent of item popularity (0 = uniform)");
-  add(cmd, "--seed", c.seed, "random seed (same seed, same files)");
-  cmd->add_option("--out", o.out, "training ratings to write")->required();
-  cmd->add_option("--test-out", o.test_out, "held-out ratings to write (needs --test-fraction)");
-  add(cmd, "--test-fraction", c.test_fraction, "fraction of ratings held out, [0, 1)");
+  using C = hogwild::RatingsGeneratorConfig;
+  add_gen<C>(gen, o, "ratings",
+             "Low-rank ratings for matrix factorisation: planted factors, Gaussian noise, "
+             "power-law item popularity; `user item rating` lines.",
+             {{"--users", &C::users, "users (rows of the planted matrix)"},
+              {"--items", &C::items, "items (columns)"},
+              {"--rank", &C::rank, "rank of the planted matrix"},
+              {"--density", &C::density, "fraction of entries observed, (0, 0.5]"},
+              {"--noise", &C::noise, "standard deviation of the noise on each rating"},
+              {"--zipf", &C::zipf, "power-law exponent of item popularity (0 = uniform)"},
+              {"--test-fraction", &C::test_fraction, "fraction of ratings held out, [0, 1)"}},
+             "held-out ratings to write (needs --test-fraction)");
 }
 
 int run_gen_ratings(const GenRatingsOptions& o) {

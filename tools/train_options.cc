@@ -254,6 +254,8 @@ const TrainOption kTable[] = {
    "by the standard name)", arg<&A::train_labels>},
   {"--test-labels", "", kModels, "idx: test labels file (default: beside the test images)",
    arg<&A::test_labels>},
+  {"--limit", "", kModels, "idx: use only the first N training and test images (0 = all)",
+   arg<&A::limit>},
   {"--hidden", "hidden", kModels, "mlp: hidden layer widths, comma-separated (e.g. 256,128)",
    arg<&A::hidden>, [](A& a, TC& c) {
      if (auto* mlp = shape_of<hogwild::MlpModel>(a, c, "--hidden", "mlp")) {
@@ -287,8 +289,6 @@ const TrainOption kTable[] = {
    "(0 = off)", opt<&OC::clip_norm>},
   {"--batch", "batch", kModels, "minibatch size, shorthand for --schedule fixed:B (default: the "
    "model's: softmax 16, mlp 32, else 1)", arg<&A::batch>},
-  {"--limit", "", kModels, "idx: use only the first N training and test images (0 = all)",
-   arg<&A::limit>},
 };
 // clang-format on
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "data/read_file.h"
+#include "data/text.h"
 #include "hogwild/error.h"
 
 namespace hogwild {
@@ -31,17 +32,6 @@ struct Chunk {
   std::uint32_t max_index = 0;                               // 1 + largest 0-based index seen
   std::optional<std::pair<std::size_t, std::string>> error;  // chunk-local line, message
 };
-
-// Shows a token in a message without flooding the terminal with binary garbage.
-std::string quote(std::string_view token) {
-  std::string shown;
-  for (const char c : token.substr(0, 40)) {
-    const auto u = static_cast<unsigned char>(c);
-    shown += (u >= 0x20 && u < 0x7f) ? std::string(1, c) : fmt::format("\\x{:02x}", u);
-  }
-  if (token.size() > 40) shown += "...";
-  return "'" + shown + "'";
-}
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
@@ -96,12 +86,13 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
   const std::string_view label_token = next_token();
   if (label_token.empty()) return std::nullopt;  // blank or comment-only line
   if (label_token.find(':') != std::string_view::npos) {
-    return fmt::format("expected a label before the features, found {}", quote(label_token));
+    return fmt::format("expected a label before the features, found {}",
+                       detail::quote(label_token));
   }
   const auto label = parse_float(label_token);
-  if (!label) return fmt::format("expected a numeric label, found {}", quote(label_token));
+  if (!label) return fmt::format("expected a numeric label, found {}", detail::quote(label_token));
   if (!std::isfinite(*label)) {
-    return fmt::format("expected a finite label, found {}", quote(label_token));
+    return fmt::format("expected a finite label, found {}", detail::quote(label_token));
   }
   const std::size_t row_begin = chunk.indices.size();
   std::uint64_t previous = 0;
@@ -110,7 +101,7 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
     if (colon == std::string_view::npos) {
       chunk.indices.resize(row_begin);
       chunk.values.resize(row_begin);
-      return fmt::format("expected index:value, found {}", quote(token));
+      return fmt::format("expected index:value, found {}", detail::quote(token));
     }
     const std::string_view index_text = token.substr(0, colon);
     const std::string_view value_text = token.substr(colon + 1);
@@ -121,7 +112,7 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
       if (ec != std::errc() || p != value_text.data() + value_text.size()) {
         chunk.indices.resize(row_begin);
         chunk.values.resize(row_begin);
-        return fmt::format("expected an integer query id in qid:N, found {}", quote(token));
+        return fmt::format("expected an integer query id in qid:N, found {}", detail::quote(token));
       }
       continue;
     }
@@ -133,9 +124,10 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
         (ec == std::errc() && p == index_end &&
          index > std::numeric_limits<std::uint32_t>::max())) {
       error = fmt::format("expected a feature index <= {}, found {}",
-                          std::numeric_limits<std::uint32_t>::max(), quote(index_text));
+                          std::numeric_limits<std::uint32_t>::max(), detail::quote(index_text));
     } else if (ec != std::errc() || p != index_end) {
-      error = fmt::format("expected a positive integer feature index, found {}", quote(index_text));
+      error = fmt::format("expected a positive integer feature index, found {}",
+                          detail::quote(index_text));
     } else if (index == 0) {
       error = "expected a feature index >= 1 (indices are 1-based), found 0";
     } else if (index == previous) {
@@ -149,10 +141,10 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
       value = parse_float(value_text);
       if (!value) {
         error = fmt::format("expected a numeric value for feature {}, found {}", index,
-                            quote(value_text));
+                            detail::quote(value_text));
       } else if (!std::isfinite(*value)) {
         error = fmt::format("expected a finite value for feature {}, found {}", index,
-                            quote(value_text));
+                            detail::quote(value_text));
       }
     }
     if (error) {

@@ -14,6 +14,7 @@
 #include <ostream>
 
 #include "data/read_file.h"
+#include "data/text.h"
 #include "engine/rng.h"
 #include "hogwild/error.h"
 
@@ -31,16 +32,6 @@ namespace {
 
 bool is_separator(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == ',' || c == '\v' || c == '\f';
-}
-
-std::string quote(std::string_view token) {
-  std::string shown;
-  for (const char c : token.substr(0, 40)) {
-    const auto u = static_cast<unsigned char>(c);
-    shown += (u >= 0x20 && u < 0x7f) ? std::string(1, c) : fmt::format("\\x{:02x}", u);
-  }
-  if (token.size() > 40) shown += "...";
-  return "'" + shown + "'";
 }
 
 std::optional<std::uint32_t> parse_id(std::string_view token) {
@@ -69,12 +60,8 @@ Ratings parse_ratings(std::string_view text, std::string_view name) {
   ratings.source = std::string(name);
   std::size_t line_number = 0;
   while (!text.empty()) {
-    const auto newline = text.find('\n');
-    std::string_view line = text.substr(0, newline);
-    text = newline == std::string_view::npos ? std::string_view{} : text.substr(newline + 1);
+    std::string_view line = detail::next_line(text);
     ++line_number;
-    if (const auto hash = line.find('#'); hash != std::string_view::npos)
-      line = line.substr(0, hash);
     std::string_view fields[5];
     std::size_t count = 0;
     std::size_t pos = 0;
@@ -96,17 +83,20 @@ Ratings parse_ratings(std::string_view text, std::string_view name) {
     if (count > 4) fail("expected 'user item rating [timestamp]', found more than 4 fields");
     const auto user = parse_id(fields[0]);
     if (!user)
-      fail(fmt::format("expected a non-negative integer user id, found {}", quote(fields[0])));
+      fail(fmt::format("expected a non-negative integer user id, found {}",
+                       detail::quote(fields[0])));
     const auto item = parse_id(fields[1]);
     if (!item)
-      fail(fmt::format("expected a non-negative integer item id, found {}", quote(fields[1])));
+      fail(fmt::format("expected a non-negative integer item id, found {}",
+                       detail::quote(fields[1])));
     const auto value = parse_number(fields[2]);
-    if (!value) fail(fmt::format("expected a numeric rating, found {}", quote(fields[2])));
+    if (!value) fail(fmt::format("expected a numeric rating, found {}", detail::quote(fields[2])));
     if (!std::isfinite(*value) || std::abs(*value) > std::numeric_limits<float>::max()) {
-      fail(fmt::format("expected a finite rating, found {}", quote(fields[2])));
+      fail(fmt::format("expected a finite rating, found {}", detail::quote(fields[2])));
     }
     if (count == 4 && !parse_number(fields[3])) {
-      fail(fmt::format("expected a numeric fourth column (timestamp), found {}", quote(fields[3])));
+      fail(fmt::format("expected a numeric fourth column (timestamp), found {}",
+                       detail::quote(fields[3])));
     }
     ratings.append(*user, *item, static_cast<float>(*value));
   }

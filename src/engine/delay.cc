@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "data/read_file.h"
+#include "data/text.h"
 #include "engine/rng.h"
 #include "engine/samplers.h"
 #include "hogwild/error.h"
@@ -18,13 +19,6 @@ namespace {
   throw InputError(fmt::format("--delay: expected {}, found '{}'", expected, spec));
 }
 
-template <class T>
-bool parse_number(std::string_view text, T& out) {
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, out);
-  return ec == std::errc() && ptr == end;
-}
-
 constexpr std::uint32_t kMaxDelay = 1 << 16;
 
 std::vector<std::uint32_t> read_trace(const std::string& path) {
@@ -33,19 +27,15 @@ std::vector<std::uint32_t> read_trace(const std::string& path) {
   std::size_t line_no = 0;
   std::string_view rest = text;
   while (!rest.empty()) {
-    const auto newline = rest.find('\n');
-    std::string_view line = rest.substr(0, newline);
-    rest = newline == std::string_view::npos ? std::string_view{} : rest.substr(newline + 1);
+    std::string_view line = detail::next_line(rest);
     ++line_no;
-    if (const auto hash = line.find('#'); hash != std::string_view::npos)
-      line = line.substr(0, hash);
     while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())))
       line.remove_suffix(1);
     while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front())))
       line.remove_prefix(1);
     if (line.empty()) continue;
     std::uint32_t d = 0;
-    if (!parse_number(line, d) || d > kMaxDelay) {
+    if (!detail::parse_number(line, d) || d > kMaxDelay) {
       throw InputError(fmt::format("{}:{}: expected a delay in [0, {}], found '{}'", path, line_no,
                                    kMaxDelay, line.substr(0, 40)));
     }
@@ -63,14 +53,12 @@ std::vector<std::uint32_t> read_trace(const std::string& path) {
 DelaySpec DelaySpec::parse(std::string_view spec) {
   DelaySpec d;
   d.text = std::string(spec);
-  const auto colon = spec.find(':');
-  const std::string_view family = spec.substr(0, colon);
-  const std::string_view args = colon == std::string_view::npos ? "" : spec.substr(colon + 1);
+  const auto [family, args, has_args] = detail::split_spec(spec);
   constexpr auto kForms = "none, const:S, uniform:S, geometric:P[:CAP] or trace:FILE";
-  if (family == "none" && colon == std::string_view::npos) return d;
+  if (family == "none" && !has_args) return d;
   if (family == "const" || family == "uniform") {
     std::uint32_t s = 0;
-    if (!parse_number(args, s) || s > kMaxDelay) {
+    if (!detail::parse_number(args, s) || s > kMaxDelay) {
       bad(spec, fmt::format("{}:S with S an integer in [0, {}]", family, kMaxDelay));
     }
     d.kind = family == "const" ? Kind::kConst : Kind::kUniform;
@@ -81,14 +69,14 @@ DelaySpec DelaySpec::parse(std::string_view spec) {
     const auto colon2 = args.find(':');
     const std::string_view p_text = args.substr(0, colon2);
     double p = 0;
-    if (!parse_number(p_text, p) || !(p > 0 && p <= 1)) {
+    if (!detail::parse_number(p_text, p) || !(p > 0 && p <= 1)) {
       bad(spec, "geometric:P[:CAP] with P a probability in (0, 1]");
     }
     d.kind = Kind::kGeometric;
     d.p = p;
     if (colon2 != std::string_view::npos) {
       std::uint32_t cap = 0;
-      if (!parse_number(args.substr(colon2 + 1), cap) || cap > kMaxDelay) {
+      if (!detail::parse_number(args.substr(colon2 + 1), cap) || cap > kMaxDelay) {
         bad(spec, fmt::format("geometric:P:CAP with CAP an integer in [0, {}]", kMaxDelay));
       }
       d.bound = cap;

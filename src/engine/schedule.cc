@@ -5,21 +5,11 @@
 #include <charconv>
 #include <cmath>
 
+#include "data/text.h"
 #include "engine/samplers.h"
 #include "hogwild/error.h"
 
 namespace hogwild {
-namespace {
-
-template <class T>
-bool parse_number(std::string_view text, T& out) {
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, out);
-  return ec == std::errc() && ptr == end;
-}
-
-}  // namespace
-
 std::int64_t parse_duration_ns(std::string_view text, std::string_view option) {
   std::size_t unit = text.size();
   while (unit > 0 && std::isalpha(static_cast<unsigned char>(text[unit - 1]))) --unit;
@@ -30,7 +20,7 @@ std::int64_t parse_duration_ns(std::string_view text, std::string_view option) {
   if (suffix == "us") scale = 1e3;
   if (suffix == "ms") scale = 1e6;
   if (suffix == "s") scale = 1e9;
-  if (scale == 0 || !parse_number(text.substr(0, unit), value) || !(value > 0) ||
+  if (scale == 0 || !detail::parse_number(text.substr(0, unit), value) || !(value > 0) ||
       !std::isfinite(value) || value * scale > 3.6e12) {
     throw InputError(fmt::format(
         "{}: expected a positive duration up to 1h with a unit (ns, us, ms, s), e.g. 200us; "
@@ -43,12 +33,10 @@ std::int64_t parse_duration_ns(std::string_view text, std::string_view option) {
 ScheduleSpec ScheduleSpec::parse(std::string_view spec) {
   ScheduleSpec s;
   s.text = std::string(spec);
-  const auto colon = spec.find(':');
-  const std::string_view family = spec.substr(0, colon);
-  const std::string_view arg = colon == std::string_view::npos ? "" : spec.substr(colon + 1);
-  if (family == "fixed" && colon != std::string_view::npos) {
+  const auto [family, arg, has_arg] = detail::split_spec(spec);
+  if (family == "fixed" && has_arg) {
     std::uint32_t b = 0;
-    if (!parse_number(arg, b) || b < 1 || b > (1u << 20)) {
+    if (!detail::parse_number(arg, b) || b < 1 || b > (1u << 20)) {
       throw InputError(fmt::format(
           "--schedule: expected fixed:B with B a batch size in [1, 1048576], found '{}'", spec));
     }
@@ -56,7 +44,7 @@ ScheduleSpec ScheduleSpec::parse(std::string_view spec) {
     s.batch = b;
     return s;
   }
-  if (family == "time" && colon != std::string_view::npos) {
+  if (family == "time" && has_arg) {
     s.kind = Kind::kTime;
     s.window_ns = parse_duration_ns(arg, "--schedule time:DURATION");
     return s;
@@ -76,7 +64,7 @@ void SpeedModel::parse_speeds(std::string_view text) {
     const auto item =
         text.substr(begin, comma == std::string_view::npos ? text.npos : comma - begin);
     double v = 0;
-    if (!parse_number(item, v) || !(v > 0 && v <= 1)) {
+    if (!detail::parse_number(item, v) || !(v > 0 && v <= 1)) {
       throw InputError(fmt::format(
           "--worker-speed: expected comma-separated relative speeds in (0, 1], found '{}' in '{}'",
           item, text));
@@ -108,7 +96,7 @@ void SpeedModel::parse_pause(std::string_view text) {
   pause_text = std::string(text);
   const auto colon = text.find(':');
   double p = 0;
-  if (colon == std::string_view::npos || !parse_number(text.substr(0, colon), p) ||
+  if (colon == std::string_view::npos || !detail::parse_number(text.substr(0, colon), p) ||
       !(p > 0 && p <= 1)) {
     throw InputError(fmt::format(
         "--pause: expected P:DURATION with P a probability in (0, 1], e.g. 0.001:1ms; found '{}'",

@@ -1,29 +1,20 @@
 #include "hogwild/loss.h"
 
-#include <fmt/format.h>
 
-#include "hogwild/error.h"
+#include "io/enum_names.h"
 
 namespace hogwild {
 
-LossKind parse_loss(std::string_view name) {
-  if (name == "logistic") return LossKind::kLogistic;
-  if (name == "hinge") return LossKind::kHinge;
-  if (name == "squared") return LossKind::kSquared;
-  throw InputError(
-      fmt::format("--model: expected one of logistic, hinge, squared; found '{}'", name));
-}
+namespace {
 
-std::string_view to_string(LossKind loss) {
-  switch (loss) {
-    case LossKind::kLogistic:
-      return "logistic";
-    case LossKind::kHinge:
-      return "hinge";
-    case LossKind::kSquared:
-      break;
-  }
-  return "squared";
-}
+constexpr detail::EnumNames<LossKind, 3> kLosses{{{"logistic", LossKind::kLogistic},
+                                                  {"hinge", LossKind::kHinge},
+                                                  {"squared", LossKind::kSquared}}};
+
+}  // namespace
+
+LossKind parse_loss(std::string_view name) { return detail::parse_enum(kLosses, "--model", name); }
+
+std::string_view to_string(LossKind loss) { return detail::enum_name(kLosses, loss); }
 
 }  // namespace hogwild

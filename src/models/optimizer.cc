@@ -5,61 +5,36 @@
 #include <cmath>
 
 #include "hogwild/error.h"
+#include "io/enum_names.h"
 
 namespace hogwild {
 
+namespace {
+
+constexpr detail::EnumNames<OptimizerKind, 6> kOptimizers{{{"sgd", OptimizerKind::kSgd},
+                                                           {"momentum", OptimizerKind::kMomentum},
+                                                           {"nesterov", OptimizerKind::kNesterov},
+                                                           {"adagrad", OptimizerKind::kAdagrad},
+                                                           {"rmsprop", OptimizerKind::kRmsprop},
+                                                           {"adam", OptimizerKind::kAdam}}};
+constexpr detail::EnumNames<Schedule, 4> kSchedules{{{"constant", Schedule::kConstant},
+                                                     {"epoch", Schedule::kEpoch},
+                                                     {"inverse", Schedule::kInverse},
+                                                     {"inverse-sqrt", Schedule::kInverseSqrt}}};
+
+}  // namespace
+
 OptimizerKind parse_optimizer(std::string_view name) {
-  if (name == "sgd") return OptimizerKind::kSgd;
-  if (name == "momentum") return OptimizerKind::kMomentum;
-  if (name == "nesterov") return OptimizerKind::kNesterov;
-  if (name == "adagrad") return OptimizerKind::kAdagrad;
-  if (name == "rmsprop") return OptimizerKind::kRmsprop;
-  if (name == "adam") return OptimizerKind::kAdam;
-  throw InputError(fmt::format(
-      "--optimizer: expected one of sgd, momentum, nesterov, adagrad, rmsprop, adam; found '{}'",
-      name));
+  return detail::parse_enum(kOptimizers, "--optimizer", name);
 }
 
-std::string_view to_string(OptimizerKind kind) {
-  switch (kind) {
-    case OptimizerKind::kSgd:
-      return "sgd";
-    case OptimizerKind::kMomentum:
-      return "momentum";
-    case OptimizerKind::kNesterov:
-      return "nesterov";
-    case OptimizerKind::kAdagrad:
-      return "adagrad";
-    case OptimizerKind::kRmsprop:
-      return "rmsprop";
-    case OptimizerKind::kAdam:
-      break;
-  }
-  return "adam";
-}
+std::string_view to_string(OptimizerKind kind) { return detail::enum_name(kOptimizers, kind); }
 
 Schedule parse_schedule(std::string_view name) {
-  if (name == "constant") return Schedule::kConstant;
-  if (name == "epoch") return Schedule::kEpoch;
-  if (name == "inverse") return Schedule::kInverse;
-  if (name == "inverse-sqrt") return Schedule::kInverseSqrt;
-  throw InputError(fmt::format(
-      "--step-schedule: expected one of constant, epoch, inverse, inverse-sqrt; found '{}'", name));
+  return detail::parse_enum(kSchedules, "--step-schedule", name);
 }
 
-std::string_view to_string(Schedule schedule) {
-  switch (schedule) {
-    case Schedule::kConstant:
-      return "constant";
-    case Schedule::kEpoch:
-      return "epoch";
-    case Schedule::kInverse:
-      return "inverse";
-    case Schedule::kInverseSqrt:
-      break;
-  }
-  return "inverse-sqrt";
-}
+std::string_view to_string(Schedule schedule) { return detail::enum_name(kSchedules, schedule); }
 
 std::size_t state_buffers(OptimizerKind kind) {
   switch (kind) {
