@@ -358,13 +358,13 @@ TEST_CASE("the library's checkpoint cycle: record, save, load, check, resume exa
   config.optimizer.kind = OptimizerKind::kMomentum;
   config.optimizer.step = 0.05;
   const fs::path file = fs::temp_directory_path() / "hogwild_test_cycle.ckpt";
-  Checkpoint run;
-  run.model = "softmax";
-  run.format = "libsvm";
-  run.features = problem.train.num_features;
-  run.classes = 2;
-  run.labels = {-1, 1};  // class index -> label value
-  run.config = config_to_json(config.resolved(), -1);
+  Checkpoint run = checkpoint_for(config, problem.train);
+  CHECK(run.model == "softmax");
+  CHECK(run.format == "libsvm");
+  CHECK(run.features == problem.train.num_features);
+  CHECK(run.classes == 2);
+  CHECK(run.labels == std::vector<double>{-1, 1});  // class index -> label value
+  CHECK(run.config == config_to_json(config.resolved(), -1));
   Callbacks callbacks;
   callbacks.on_epoch_state = [&](const TrainState& state) {
     if (state.epoch != 2) return;
@@ -406,6 +406,43 @@ TEST_CASE("the library's checkpoint cycle: record, save, load, check, resume exa
       check_resumes(loaded, expected, "cycle.ckpt", rules),
       "cycle.ckpt: expected classes 3 (as in the training data and options), found 2", InputError);
   fs::remove(file);
+}
+
+TEST_CASE("checkpoint_for describes the model train() builds, for every model and format") {
+  const auto problem = sparse_problem();
+  TrainConfig config;
+  config.policy = Policy::kSerial;
+  config.epochs = 1;
+  for (const ModelSpec& model :
+       {ModelSpec{LinearModel{LossKind::kHinge}}, ModelSpec{SoftmaxModel{}}}) {
+    config.model = model;
+    const Checkpoint c = checkpoint_for(config, problem.train, &problem.test);
+    CHECK(c.labels == std::vector<double>{-1, 1});
+    CHECK(checkpoint_parameters(c) ==
+          hogwild::train(config, problem.train, nullptr).data.parameters);
+  }
+  const auto images = blobs(200, 3);
+  config.model = MlpModel{{6, 5}};
+  const Checkpoint mlp = checkpoint_for(config, images);
+  CHECK(mlp.hidden == std::vector<std::uint64_t>{6, 5});
+  CHECK(checkpoint_parameters(mlp) == hogwild::train(config, images, nullptr).data.parameters);
+
+  RatingsGeneratorConfig g;
+  g.users = 40;
+  g.items = 30;
+  g.density = 0.2;
+  g.test_fraction = 0.3;
+  const auto ratings = generate_ratings(g);
+  config.model = FactorisationModel{4, 0.1};
+  const Checkpoint mf = checkpoint_for(config, ratings.train, &ratings.test);
+  double sum = 0;
+  for (const float v : ratings.train.values) sum += v;
+  CHECK(mf.mean == doctest::Approx(sum / static_cast<double>(ratings.train.size())).epsilon(1e-6));
+  CHECK(mf.users == std::max(ratings.train.num_users, ratings.test.num_users));
+  CHECK(checkpoint_parameters(mf) ==
+        hogwild::train(config, ratings.train, &ratings.test).data.parameters);
+  Ratings none;
+  CHECK_THROWS_AS(checkpoint_for(config, none), InputError);
 }
 
 TEST_CASE("model trainer: MLP with momentum and factorisation resume exactly, and stop") {

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <variant>
 
 #include "cli_checkpoint.h"
@@ -223,52 +222,26 @@ int train_and_report(const TrainArgs& a, const StopOnSignal& stop, const Data& t
   return kExitInterrupted;
 }
 
-// Class index -> label value, as the trainer maps them (sorted distinct labels).
-template <class Labels>
-void set_classes(hogwild::Checkpoint& c, const Labels& labels) {
-  const std::set<double> distinct(labels.begin(), labels.end());
-  c.labels.assign(distinct.begin(), distinct.end());
-  c.classes = c.labels.size();
-}
-
-// The shape of the data in the checkpoint, and the data line.
-std::string describe(Plan& p, const hogwild::Dataset& train, const hogwild::Dataset* test,
-                     const hogwild::TrainConfig& config) {
-  p.checkpoint.features = std::max<std::size_t>(1, train.num_features);
-  if (const auto* linear = std::get_if<hogwild::LinearModel>(&config.model)) {
-    for (const float v : hogwild::label_values(linear->loss, train)) {
-      p.checkpoint.labels.push_back(v);
-    }
-    p.cause = fmt::format("the largest feature index {}", train.num_features);
-  } else {
-    set_classes(p.checkpoint, train.labels);
-  }
+// The data line, and what makes the model as large as it is.
+std::string describe(Plan& p, const hogwild::Dataset& train, const hogwild::Dataset* test) {
+  const auto& c = p.checkpoint;
+  p.cause = c.classes > 0 ? fmt::format("the largest feature index {} and {} classes",
+                                        train.num_features, c.classes)
+                          : fmt::format("the largest feature index {}", train.num_features);
   return fmt::format("data: {} rows x {} features, {} nonzeros{}\n", train.rows(),
                      train.num_features, train.nnz(),
                      test ? fmt::format("; test: {} rows", test->rows()) : "");
 }
 
-std::string describe(Plan& p, const hogwild::DenseDataset& train, const hogwild::DenseDataset* test,
-                     const hogwild::TrainConfig& config) {
-  p.checkpoint.features = train.cols;
-  set_classes(p.checkpoint, train.labels);
-  if (const auto* mlp = std::get_if<hogwild::MlpModel>(&config.model)) {
-    p.checkpoint.hidden.assign(mlp->hidden.begin(), mlp->hidden.end());
-  }
+std::string describe(Plan& p, const hogwild::DenseDataset& train,
+                     const hogwild::DenseDataset* test) {
+  p.cause = fmt::format("{} features and {} classes", train.cols, p.checkpoint.classes);
   return fmt::format("data: {} images x {} pixels{}\n", train.rows(), train.cols,
                      test ? fmt::format("; test: {} images", test->rows()) : "");
 }
 
-std::string describe(Plan& p, const hogwild::Ratings& train, const hogwild::Ratings* test,
-                     const hogwild::TrainConfig& config) {
-  auto& c = p.checkpoint;
-  c.users = std::max(train.num_users, test ? test->num_users : 0);
-  c.items = std::max(train.num_items, test ? test->num_items : 0);
-  c.rank = std::get<hogwild::FactorisationModel>(config.model).rank;
-  // The factorisation model's mean: a float, summed in double as the model does.
-  double sum = 0;
-  for (const float v : train.values) sum += v;
-  c.mean = train.size() ? static_cast<float>(sum / static_cast<double>(train.size())) : 0.0f;
+std::string describe(Plan& p, const hogwild::Ratings& train, const hogwild::Ratings* test) {
+  const auto& c = p.checkpoint;
   p.cause = fmt::format("{} users and {} items at rank {}", c.users, c.items, c.rank);
   return fmt::format("data: {} ratings, {} users x {} items{}\n", train.size(), train.num_users,
                      train.num_items, test ? fmt::format("; test: {} ratings", test->size()) : "");
@@ -305,17 +278,11 @@ int train_on(const TrainArgs& a, const StopOnSignal& stop, const Data& train,
              const std::optional<Data>& test) {
   const auto& config = a.config;
   Plan plan;
-  plan.checkpoint.model = std::string(hogwild::model_name(config.model));
-  plan.checkpoint.format = a.format;
-  plan.checkpoint.config = hogwild::config_to_json(config, -1);
+  plan.checkpoint = hogwild::checkpoint_for(config, train, test ? &*test : nullptr);
   // Model-sized buffers: parameters, optimiser state, and the linear models' L2 scales.
   plan.copies = 1 + hogwild::state_buffers(config.optimizer.kind) +
                 (hogwild::is_linear(config.model) && config.l2_strength() > 0 ? 2 : 0);
-  plan.header = describe(plan, train, test ? &*test : nullptr, config);
-  if (plan.cause.empty()) {
-    plan.cause = fmt::format("the largest feature index {} and {} classes",
-                             plan.checkpoint.features, plan.checkpoint.classes);
-  }
+  plan.header = describe(plan, train, test ? &*test : nullptr);
   plan.header += model_lines(a, plan.checkpoint.features);
   return train_and_report(a, stop, train, test ? &*test : nullptr, plan);
 }

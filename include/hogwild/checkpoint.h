@@ -44,6 +44,19 @@ struct Checkpoint {
   std::vector<std::vector<float>> optimizer_state;  ///< the optimiser's buffers (0, 1 or 2)
 };
 
+/// The checkpoint of a run on `train` (and `test`) before its first epoch: the model, the data's
+/// format, the configuration, and the model's shape and labels as train() builds them from this
+/// data. Saving it with record_state's progress makes a checkpoint; --resume compares it with the
+/// file's. Throws InputError for data train() refuses (no examples, a single class).
+Checkpoint checkpoint_for(const TrainConfig& config, const Dataset& train,
+                          const Dataset* test = nullptr);
+/// The same for IDX data (softmax, MLP).
+Checkpoint checkpoint_for(const TrainConfig& config, const DenseDataset& train,
+                          const DenseDataset* test = nullptr);
+/// The same for ratings (factorisation): users and items of both sets, the training mean.
+Checkpoint checkpoint_for(const TrainConfig& config, const Ratings& train,
+                          const Ratings* test = nullptr);
+
 /// Version of the on-disk format that save_checkpoint writes and load_checkpoint reads.
 inline constexpr std::uint32_t kCheckpointVersion = 1;
 

@@ -1,6 +1,5 @@
 #include "hogwild/loss.h"
 
-
 #include "io/enum_names.h"
 
 namespace hogwild {

@@ -34,4 +34,18 @@ EvalSums Model::evaluate(const Examples& data, const float* w, std::size_t begin
   return sums;
 }
 
+std::unique_ptr<Model> make_model(const Checkpoint& shape, float l2, float init_scale) {
+  const auto d = static_cast<std::size_t>(shape.features);
+  const auto k = static_cast<std::size_t>(shape.classes);
+  if (shape.model == "mf") {
+    return make_factorisation(
+        static_cast<std::size_t>(shape.users), static_cast<std::size_t>(shape.items),
+        static_cast<std::size_t>(shape.rank), static_cast<float>(shape.mean), l2, init_scale);
+  }
+  if (shape.model == "mlp") {
+    return make_mlp(d, std::vector<std::size_t>(shape.hidden.begin(), shape.hidden.end()), k, l2);
+  }
+  return shape.format == "libsvm" ? make_sparse_softmax(d, k, l2) : make_dense_softmax(d, k, l2);
+}
+
 }  // namespace hogwild::detail

@@ -20,6 +20,7 @@
 #include <variant>
 #include <vector>
 
+#include "hogwild/checkpoint.h"
 #include "hogwild/dataset.h"
 #include "hogwild/dense_dataset.h"
 #include "hogwild/ratings.h"
@@ -159,5 +160,10 @@ std::unique_ptr<Model> make_mlp(std::size_t features, const std::vector<std::siz
 /// the touched rows and normal initial factors of standard deviation `init_scale`.
 std::unique_ptr<Model> make_factorisation(std::size_t users, std::size_t items, std::size_t rank,
                                           float mean, float l2, float init_scale);
+
+/// The softmax, MLP or factorisation model a checkpoint's shape describes (softmax on sparse
+/// features for LIBSVM data, dense for IDX), with L2 strength l2 and, for factorisation, initial
+/// factors of standard deviation `init_scale`: what training and prediction both build.
+std::unique_ptr<Model> make_model(const Checkpoint& shape, float l2, float init_scale = 0);
 
 }  // namespace hogwild::detail

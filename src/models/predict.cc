@@ -68,7 +68,6 @@ std::string_view name_of(const std::string& source) {
 
 Predictions predict(const Checkpoint& model, const Dataset& data, bool labelled) {
   Predictions out;
-  const std::size_t d = static_cast<std::size_t>(model.features);
   if (model.model == "logistic" || model.model == "hinge" || model.model == "squared") {
     const LossKind loss = parse_loss(model.model);
     const std::span<const float> w(model.weights);
@@ -104,8 +103,7 @@ Predictions predict(const Checkpoint& model, const Dataset& data, bool labelled)
                     name_of(data.source), model.model, model.format));
   }
   const auto y = classes_of(model, data.labels, labelled, name_of(data.source));
-  const auto softmax = detail::make_sparse_softmax(d, static_cast<std::size_t>(model.classes), 0);
-  return predict_with(model, *softmax, detail::Examples(data, y), labelled);
+  return predict_with(model, *detail::make_model(model, 0), detail::Examples(data, y), labelled);
 }
 
 Predictions predict(const Checkpoint& model, const DenseDataset& data, bool labelled) {
@@ -119,12 +117,8 @@ Predictions predict(const Checkpoint& model, const DenseDataset& data, bool labe
     throw InputError(fmt::format("{}: expected {} features per example (as the model), found {}",
                                  name_of(data.source), d, data.cols));
   }
-  const auto k = static_cast<std::size_t>(model.classes);
   const auto y = classes_of(model, data.labels, labelled, name_of(data.source));
-  const std::vector<std::size_t> hidden(model.hidden.begin(), model.hidden.end());
-  const auto forward = model.model == "mlp" ? detail::make_mlp(d, hidden, k, 0)
-                                            : detail::make_dense_softmax(d, k, 0);
-  return predict_with(model, *forward, detail::Examples(data, y), labelled);
+  return predict_with(model, *detail::make_model(model, 0), detail::Examples(data, y), labelled);
 }
 
 Predictions predict(const Checkpoint& model, const Ratings& data, bool labelled) {
@@ -133,10 +127,7 @@ Predictions predict(const Checkpoint& model, const Ratings& data, bool labelled)
                                  name_of(data.source), model.format == "idx" ? "IDX" : "LIBSVM",
                                  model.model));
   }
-  const auto factors = detail::make_factorisation(
-      static_cast<std::size_t>(model.users), static_cast<std::size_t>(model.items),
-      static_cast<std::size_t>(model.rank), static_cast<float>(model.mean), 0, 0);
-  return predict_with(model, *factors, detail::Examples(data), labelled);
+  return predict_with(model, *detail::make_model(model, 0), detail::Examples(data), labelled);
 }
 
 }  // namespace hogwild
