@@ -30,7 +30,9 @@ CLI::Option* to(CLI::App& cmd, A& a, const TrainOption& self) {
   if constexpr (std::is_same_v<std::remove_cvref_t<decltype(field)>, bool>) {
     return cmd.add_flag(name, field, help);
   } else {
-    return cmd.add_option(name, field, help)->capture_default_str();
+    auto* option = cmd.add_option(name, field, help);
+    if (self.flags & kModelDefault) return option->default_str("model's");
+    return option->capture_default_str();
   }
 }
 
@@ -170,12 +172,12 @@ const TrainOption kTable[] = {
    [](A& a, TC& c) { c.policy = hogwild::parse_policy(a.policy); }},
   {"--threads", "threads", kFree, "worker threads (0 = all cores)", cfg<&TC::threads>},
   {"--epochs", "epochs", kFree, "passes over the training data", cfg<&TC::epochs>},
-  {"--step", "step", 0, "initial step size (default: the model's: linear 0.5, softmax 0.1, mlp "
+  {"--step", "step", kModelDefault, "initial step size (the model's: linear 0.5, softmax 0.1, mlp "
    "0.2, mf 0.05; adam and rmsprop 1e-3, 1e-2 for mf; adagrad 0.05)", arg<&A::step>,
    [](A& a, TC& c) { if (a.given("--step")) c.optimizer.step = a.step; }},
   {"--decay", "decay", 0, "step multiplier applied after each epoch", opt<&OC::decay>},
-  {"--l2", "l2", 0, "L2 regularisation strength lambda (objective + lambda/2 |w|^2; default 0, "
-   "0.02 for mf)", arg<&A::l2>, [](A& a, TC& c) { if (a.given("--l2")) c.l2 = a.l2; }},
+  {"--l2", "l2", kModelDefault, "L2 regularisation strength lambda (objective + lambda/2 |w|^2; "
+   "the model's: 0, 0.02 for mf)", arg<&A::l2>, [](A& a, TC& c) { if (a.given("--l2")) c.l2 = a.l2; }},
   {"--seed", "seed", 0, "seed of the initialisation and the per-epoch shuffles", cfg<&TC::seed>},
   {"--divergence-factor", "divergence_factor", 0, "stop when the training loss exceeds this "
    "multiple of its initial value", cfg<&TC::divergence_factor>},
@@ -287,8 +289,8 @@ const TrainOption kTable[] = {
   {"--epsilon", "epsilon", kModels, "adagrad/rmsprop/adam: denominator offset", opt<&OC::epsilon>},
   {"--clip-norm", "clip_norm", kModels, "rescale each minibatch gradient to at most this L2 norm "
    "(0 = off)", opt<&OC::clip_norm>},
-  {"--batch", "batch", kModels, "minibatch size, shorthand for --schedule fixed:B (default: the "
-   "model's: softmax 16, mlp 32, else 1)", arg<&A::batch>},
+  {"--batch", "batch", kModels | kModelDefault, "minibatch size, shorthand for --schedule fixed:B (the model's: "
+   "softmax 16, mlp 32, else 1)", arg<&A::batch>},
 };
 // clang-format on
 

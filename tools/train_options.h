@@ -55,6 +55,7 @@ enum OptionFlag : unsigned {
   kModelGroup = 4,    ///< listed under "Models (softmax, mlp, mf)" in --help
   kRequired = 8,      ///< must be given
   kReportPath = 16,   ///< a report file, which `hogwild sweep` names itself
+  kModelDefault = 32,  ///< its default depends on the model: --help says so, not a number
 };
 
 /// One option of `hogwild train`. Its default is the initial value of the field it binds.
