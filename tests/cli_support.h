@@ -42,12 +42,13 @@ inline std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
-/// Runs `hogwild ARGS` through the shell with no input; captures its exit code and output.
-inline CliResult run(const std::string& args) {
+/// Runs `hogwild ARGS` through the shell, its standard input read from `input` (none by
+/// default); captures its exit code and output.
+inline CliResult run(const std::string& args, const std::string& input = "/dev/null") {
   const auto out = work_dir() / "stdout.txt";
   const auto err = work_dir() / "stderr.txt";
   const std::string command = std::string(HOGWILD_CLI) + " " + args + " >" + out.string() + " 2>" +
-                              err.string() + " </dev/null";
+                              err.string() + " <" + input;
   const int status = std::system(command.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }

@@ -154,7 +154,7 @@ TEST_CASE("command: bad data files exit 2 with the reader's message on one line"
        max + ": expected a model of at most 1073741824 parameters (--max-parameters), found the "
              "largest feature index 4294967295 and 2 classes"},
       {"train --train " + three,
-       three + ":3: expected two label classes for a binary model (--model), found a third, -1, "
+       three + ":3: expected two label classes for a binary model, found a third, -1, "
                "after 1 and 2"},
   };
   for (const auto& c : cases) {

@@ -1,4 +1,5 @@
 // End-to-end tests of the hogwild command: generate, inspect, train, report, errors.
+#include <bzlib.h>
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
@@ -272,4 +273,37 @@ TEST_CASE("tools/plot draws fixed-time against fixed-minibatch curves and per-wo
     CHECK(fs::file_size(file) > 5000);
     CHECK(slurp(file).substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
   }
+}
+
+TEST_CASE("train and predict read compressed files and standard input, and a truncated file exits 2") {
+  generate();
+  const std::string text = slurp(path("train.svm"));
+  std::string packed(text.size() + text.size() / 100 + 700, '\0');
+  auto size = static_cast<unsigned>(packed.size());
+  REQUIRE(BZ2_bzBuffToBuffCompress(packed.data(), &size, const_cast<char*>(text.data()),
+                                   static_cast<unsigned>(text.size()), 9, 0, 0) == BZ_OK);
+  packed.resize(size);
+  std::ofstream(path("train.data"), std::ios::binary) << packed;  // no telling name
+  const auto piped = run("train --train - --epochs 2 --quiet --checkpoint " + path("model.ckpt") +
+                             " --json " + path("piped.json"),
+                         path("train.data"));
+  INFO(piped.err);
+  REQUIRE(piped.code == 0);
+  CHECK(nlohmann::json::parse(slurp(path("piped.json")))["dataset"]["rows"] == 4000);
+  const auto named = run("train --train " + path("train.data") + " --epochs 2 --quiet --json " +
+                         path("named.json"));
+  REQUIRE(named.code == 0);
+  const auto predicted =
+      run("predict --model " + path("model.ckpt") + " --data -", path("train.data"));
+  REQUIRE(predicted.code == 0);
+  CHECK(std::count(predicted.out.begin(), predicted.out.end(), '\n') == 4000);
+  std::ofstream(path("cut.data"), std::ios::binary) << packed.substr(0, packed.size() / 3);
+  const auto cut = run("train --train " + path("cut.data"));
+  CHECK(cut.code == 2);
+  CHECK(cut.err.find(path("cut.data") + ": expected a complete bzip2 stream, found it truncated") !=
+        std::string::npos);
+  const auto piped_cut = run("train --train -", path("cut.data"));
+  CHECK(piped_cut.code == 2);
+  CHECK(piped_cut.err.find("standard input: expected a complete bzip2 stream") !=
+        std::string::npos);
 }

@@ -12,11 +12,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <thread>
 
 #include "hogwild/error.h"
+#include "hogwild/input.h"
 #include "hogwild/idx.h"
 #include "hogwild/libsvm.h"
 #include "hogwild/predict.h"
@@ -63,7 +63,7 @@ void wait_for_signals() {
   }
 }
 
-// Is the line blank or a comment (the LIBSVM reader skips those)?
+// Is the line blank or a comment (the ratings reader skips those)?
 bool skipped_line(std::string_view line) {
   for (const char c : line) {
     if (c == '#') return true;
@@ -125,33 +125,6 @@ hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Chec
   return found;
 }
 
-void check_binary_labels(const hogwild::Dataset& data, const std::string& path) {
-  std::set<float> distinct;
-  std::size_t third = 0;
-  for (std::size_t i = 0; i < data.rows(); ++i) {
-    if (distinct.insert(data.labels[i]).second && distinct.size() > 2) {
-      third = i + 1;
-      break;
-    }
-  }
-  if (third == 0) return;
-  const float label = data.labels[third - 1];
-  distinct.erase(label);
-  // The reader keeps no line numbers: find the example's line as the reader counts them.
-  std::ifstream in(path, std::ios::binary);
-  std::string line;
-  std::size_t number = 0;
-  std::size_t examples = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!skipped_line(line) && ++examples == third) break;
-  }
-  throw hogwild::InputError(fmt::format(
-      "{}:{}: expected two label classes for a binary model (--model), found a third, {}, after "
-      "{} and {}",
-      path, examples == third ? number : 0, label, *distinct.begin(), *distinct.rbegin()));
-}
-
 CLI::App* add_predict(CLI::App& app, PredictOptions& o) {
   auto* cmd = app.add_subcommand(
       "predict",
@@ -204,13 +177,7 @@ int run_predict(const PredictOptions& o) {
     }
   } else if (model.format == "ratings") {
     // `user item` lines have no rating to compare with; `user item rating` lines do.
-    std::ifstream in(o.data, std::ios::binary);
-    if (!in) {
-      throw hogwild::SystemError(fmt::format("{}: cannot open: {}", o.data, std::strerror(errno)));
-    }
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    std::string text = buffer.str(), line, with_ratings;
+    std::string text = hogwild::read_text(o.data), line, with_ratings;
     std::optional<bool> pairs;  // from the first line that holds an example
     for (std::istringstream lines(text); std::getline(lines, line);) {
       if (!line.empty() && line.back() == '\r') line.pop_back();

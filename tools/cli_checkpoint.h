@@ -46,10 +46,6 @@ void report_interrupted(const StopOnSignal& stop, int last_epoch, int resumed_fr
 /// InputError("PATH: expected ..., found ...") naming what differs.
 hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected);
 
-/// With a binary model and training labels of three or more classes: throws InputError
-/// naming the line of the first example of the third class (PATH:LINE: expected ...).
-void check_binary_labels(const hogwild::Dataset& data, const std::string& path);
-
 /// Options of `hogwild predict`.
 struct PredictOptions {
   std::string model;   ///< --model: a checkpoint file

@@ -316,9 +316,9 @@ int run_train(TrainArgs& a) {
     order(train);
     return train_on(a, stop, train, test);
   }
-  auto train = hogwild::read_libsvm(a.train);
   const auto* linear = std::get_if<hogwild::LinearModel>(&a.config.model);
-  if (linear && hogwild::is_classifier(linear->loss)) check_binary_labels(train, a.train);
+  auto train = hogwild::read_libsvm(
+      a.train, {.binary_labels = linear && hogwild::is_classifier(linear->loss)});
   std::optional<hogwild::Dataset> test;
   if (!a.test.empty()) test = hogwild::read_libsvm(a.test);
   order(train);

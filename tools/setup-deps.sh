@@ -5,7 +5,8 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config
   libtbb-dev libeigen3-dev libfmt-dev libbenchmark-dev doctest-dev libcli11-dev nlohmann-json3-dev
-  zlib1g-dev            # IDX files are read straight from their .gz
+  zlib1g-dev            # inputs are read straight from .gz (IDX, LIBSVM, ratings) ...
+  libbz2-dev liblzma-dev # ... and from .bz2 (as the LIBSVM site publishes) and .xz
   dataset-fashion-mnist # /usr/share/datasets/fashion-mnist: the softmax and MLP examples
   python3-matplotlib    # tools/plot (figures from reports and sweeps) and its test
 )

@@ -50,11 +50,11 @@ struct TrainArgs {
 
 /// Properties of an option, as bits of TrainOption::flags.
 enum OptionFlag : unsigned {
-  kFreeOnResume = 1,  ///< may differ between a run and the one it resumes
-  kLinearOnly = 2,    ///< softmax, mlp and mf refuse it
-  kModelGroup = 4,    ///< listed under "Models (softmax, mlp, mf)" in --help
-  kRequired = 8,      ///< must be given
-  kReportPath = 16,   ///< a report file, which `hogwild sweep` names itself
+  kFreeOnResume = 1,   ///< may differ between a run and the one it resumes
+  kLinearOnly = 2,     ///< softmax, mlp and mf refuse it
+  kModelGroup = 4,     ///< listed under "Models (softmax, mlp, mf)" in --help
+  kRequired = 8,       ///< must be given
+  kReportPath = 16,    ///< a report file, which `hogwild sweep` names itself
   kModelDefault = 32,  ///< its default depends on the model: --help says so, not a number
 };
 

@@ -9,6 +9,7 @@
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
 #include "hogwild/idx.h"
+#include "hogwild/input.h"
 #include "hogwild/libsvm.h"
 #include "hogwild/loss.h"
 #include "hogwild/optimizer.h"

@@ -17,13 +17,14 @@ struct IdxArray {
   std::vector<std::uint8_t> data;  ///< product(shape) bytes, row-major
 };
 
-/// Reads an IDX file of unsigned bytes (type 0x08), gzip-compressed or not (detected from the
-/// content, so `.gz` files need no unpacking). Throws InputError("path: expected ..., found
+/// Reads an IDX file of unsigned bytes (type 0x08), plain or compressed with gzip, bzip2 or xz
+/// (told by the content, so `.gz` files need no unpacking). Throws InputError("path: expected ...,
+/// found
 /// ...") for a wrong magic number, a size that does not match the header, a truncated or
 /// corrupt file, and SystemError when it cannot be opened or read.
 IdxArray read_idx_array(const std::filesystem::path& path);
 
-/// Parses IDX bytes already in memory (gzip-compressed or not) as read_idx_array does; `name`
+/// Parses IDX bytes already in memory (plain or compressed) as read_idx_array does; `name`
 /// is used in messages.
 IdxArray parse_idx_array(std::string_view bytes, std::string_view name);
 

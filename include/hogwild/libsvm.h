@@ -11,15 +11,20 @@ namespace hogwild {
 /// Options for reading LIBSVM/SVMlight text.
 struct LibsvmReadOptions {
   int threads = 0;  ///< parser threads; 0 uses all cores
+  /// Labels of at most two values, as binary models take: a third is an InputError naming the
+  /// line of its first example.
+  bool binary_labels = false;
 };
 
 /// Reads a LIBSVM/SVMlight file (`label [qid:N] index:value ... [# comment]`, 1-based
-/// strictly increasing indices) into CSR with 0-based indices. Blank and comment-only lines
-/// are skipped. Throws InputError("path:line: expected ..., found ...") on malformed input
-/// and SystemError when the file cannot be read.
+/// strictly increasing indices) into CSR with 0-based indices; `-` reads standard input. A file
+/// compressed with gzip, bzip2 or xz (told by its first bytes, whatever its name) is
+/// decompressed as it is read. Blank and comment-only lines are skipped. Throws
+/// InputError("path:line: expected ..., found ...") on malformed input or compressed data that
+/// does not decompress, and SystemError when the file cannot be read.
 Dataset read_libsvm(const std::filesystem::path& path, const LibsvmReadOptions& options = {});
 
-/// Parses LIBSVM text already in memory; `name` is used in error messages.
+/// Parses LIBSVM text already in memory, plain or compressed; `name` is used in error messages.
 Dataset parse_libsvm(std::string_view text, std::string_view name,
                      const LibsvmReadOptions& options = {});
 

@@ -32,11 +32,12 @@ void shuffle_rows(Ratings& data, std::uint64_t seed);
 
 /// Reads `user item rating` text, one triplet per line separated by spaces, tabs or commas
 /// (a fourth numeric column, such as a timestamp, is ignored; blank lines and `#` comments are
-/// skipped). Throws InputError("path:line: expected ..., found ...") on malformed input and
+/// skipped); `-` reads standard input, and gzip, bzip2 or xz files are decompressed as they are
+/// read. Throws InputError("path:line: expected ..., found ...") on malformed input and
 /// SystemError when the file cannot be read.
 Ratings read_ratings(const std::filesystem::path& path);
 
-/// Parses ratings text already in memory; `name` is used in error messages.
+/// Parses ratings text already in memory, plain or compressed; `name` is used in error messages.
 Ratings parse_ratings(std::string_view text, std::string_view name);
 
 /// Writes `user item rating` lines (values round-trip exactly).

@@ -1,66 +1,19 @@
 #include "hogwild/idx.h"
 
 #include <fmt/format.h>
-#include <zlib.h>
 
 #include <array>
 #include <cstring>
 #include <limits>
 #include <string_view>
 
-#include "data/read_file.h"
+#include "data/input.h"
 #include "hogwild/error.h"
 
 namespace hogwild {
 namespace {
 
 constexpr std::size_t kIdxHeaderFixed = 4;  // 0x00 0x00 type ndims
-
-// Inflates a gzip file held in memory. Truncated or corrupt data is an InputError naming the
-// file; the gzip trailer's size (mod 2^32) only sizes the first allocation, within what the
-// compressed size allows.
-std::string gunzip(const std::string& compressed, const std::string& name) {
-  std::string out;
-  if (compressed.size() >= 18) {
-    const auto* tail =
-        reinterpret_cast<const unsigned char*>(compressed.data() + compressed.size() - 4);
-    const std::uint32_t isize =
-        tail[0] | (tail[1] << 8) | (tail[2] << 16) | (static_cast<std::uint32_t>(tail[3]) << 24);
-    // Deflate expands at most 1032-fold: a damaged trailer cannot ask for more than that.
-    out.reserve(std::min<std::size_t>(isize, compressed.size() * 1032));
-  }
-  z_stream s{};
-  if (inflateInit2(&s, 15 + 16) != Z_OK) {
-    throw SystemError(
-        fmt::format("{}: cannot start gzip decompression (zlib: out of memory)", name));
-  }
-  s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
-  s.avail_in = static_cast<uInt>(compressed.size());  // IDX files are far below 4 GiB
-  std::array<char, 1 << 16> buffer;
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    s.next_out = reinterpret_cast<Bytef*>(buffer.data());
-    s.avail_out = static_cast<uInt>(buffer.size());
-    rc = inflate(&s, Z_NO_FLUSH);
-    out.append(buffer.data(), buffer.size() - s.avail_out);
-    if (rc == Z_STREAM_END) break;
-    if (rc == Z_BUF_ERROR || (rc == Z_OK && s.avail_in == 0 && s.avail_out != 0)) {
-      inflateEnd(&s);
-      throw InputError(fmt::format(
-          "{}: expected a complete gzip stream, found it truncated after {} compressed bytes", name,
-          compressed.size()));
-    }
-    if (rc != Z_OK) {
-      const std::string what = s.msg ? s.msg : "error " + std::to_string(rc);
-      inflateEnd(&s);
-      throw InputError(
-          fmt::format("{}: expected valid gzip data, found corrupt data ({} at byte {})", name,
-                      what, s.total_in));
-    }
-  }
-  inflateEnd(&s);
-  return out;
-}
 
 std::string describe_magic(std::string_view bytes) {
   std::string shown;
@@ -73,15 +26,13 @@ std::string describe_magic(std::string_view bytes) {
 }  // namespace
 
 IdxArray read_idx_array(const std::filesystem::path& path) {
-  return parse_idx_array(detail::read_file(path), path.string());
+  return parse_idx_array(read_text(path), detail::input_name(path));
 }
 
 IdxArray parse_idx_array(std::string_view data, std::string_view name) {
-  std::string bytes(data);
-  if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
-      static_cast<unsigned char>(bytes[1]) == 0x8b) {
-    bytes = gunzip(bytes, std::string(name));
-  }
+  const bool compressed = detail::compression_of(data) != detail::Compression::kNone;
+  const std::string decompressed = compressed ? detail::decompress(data, name) : std::string();
+  const std::string_view bytes = compressed ? std::string_view(decompressed) : data;
   if (bytes.size() < kIdxHeaderFixed || bytes[0] != 0 || bytes[1] != 0 || bytes[3] == 0) {
     throw InputError(
         fmt::format("{}: expected an IDX file (magic 00 00 <type> <dimensions>), found {}", name,

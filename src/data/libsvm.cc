@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "data/input.h"
 #include "data/read_file.h"
 #include "data/text.h"
 #include "hogwild/error.h"
@@ -178,15 +179,51 @@ void parse_chunk(Chunk& chunk) {
   }
 }
 
+// The chunk-local line of the chunk's example number `example` (from 0), as the parser counts.
+std::size_t line_of_example(std::string_view text, std::size_t example) {
+  Chunk scratch;
+  std::size_t line_number = 0;
+  while (!text.empty()) {
+    const auto newline = text.find('\n');
+    const std::string_view line = text.substr(0, newline);
+    text = newline == std::string_view::npos ? std::string_view{} : text.substr(newline + 1);
+    ++line_number;
+    const std::size_t before = scratch.labels.size();
+    parse_line(line, scratch);
+    if (scratch.labels.size() > before && before == example) break;
+  }
+  return line_number;
+}
+
+// InputError naming the first example whose label is a third value.
+void check_two_classes(const std::vector<Chunk>& chunks, std::string_view name) {
+  std::vector<float> seen;
+  std::size_t line_base = 0;
+  for (const auto& chunk : chunks) {
+    for (std::size_t r = 0; r < chunk.labels.size(); ++r) {
+      const float y = chunk.labels[r];
+      if (std::find(seen.begin(), seen.end(), y) != seen.end()) continue;
+      if (seen.size() < 2) {
+        seen.push_back(y);
+        continue;
+      }
+      throw InputError(fmt::format(
+          "{}:{}: expected two label classes for a binary model, found a third, {}, after {} and "
+          "{}",
+          name, line_base + line_of_example(chunk.text, r), y, std::min(seen[0], seen[1]),
+          std::max(seen[0], seen[1])));
+    }
+    line_base += chunk.lines;
+  }
+}
+
 int resolve_threads(int threads) {
   return threads > 0 ? threads
                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-}  // namespace
-
-Dataset parse_libsvm(std::string_view text, std::string_view name,
-                     const LibsvmReadOptions& options) {
+// Parses plain LIBSVM text in parallel chunks of whole lines.
+Dataset parse_text(std::string_view text, std::string_view name, const LibsvmReadOptions& options) {
   const int threads = resolve_threads(options.threads);
   // Cut the text into chunks of whole lines, a few per thread for balance.
   constexpr std::size_t kMinChunk = 1 << 20;
@@ -225,6 +262,7 @@ Dataset parse_libsvm(std::string_view text, std::string_view name,
     nnz += chunk.indices.size();
     max_index = std::max(max_index, chunk.max_index);
   }
+  if (options.binary_labels) check_two_classes(chunks, name);
   if (rows == 0) {
     throw InputError(
         fmt::format("{}:{}: expected at least one example 'label index:value ...', found {}", name,
@@ -258,9 +296,19 @@ Dataset parse_libsvm(std::string_view text, std::string_view name,
   return data;
 }
 
+}  // namespace
+
+Dataset parse_libsvm(std::string_view bytes, std::string_view name,
+                     const LibsvmReadOptions& options) {
+  if (detail::compression_of(bytes) == detail::Compression::kNone) {
+    return parse_text(bytes, name, options);
+  }
+  return parse_text(detail::decompress(bytes, name), name, options);
+}
+
 Dataset read_libsvm(const std::filesystem::path& path, const LibsvmReadOptions& options) {
-  const std::string text = detail::read_file(path);
-  return parse_libsvm(text, path.string(), options);
+  const std::string text = read_text(path);
+  return parse_text(text, detail::input_name(path), options);
 }
 
 void write_libsvm(const Dataset& data, std::ostream& out) {

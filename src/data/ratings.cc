@@ -13,6 +13,7 @@
 #include <optional>
 #include <ostream>
 
+#include "data/input.h"
 #include "data/read_file.h"
 #include "data/text.h"
 #include "engine/rng.h"
@@ -55,7 +56,10 @@ std::optional<double> parse_number(std::string_view token) {
 
 }  // namespace
 
-Ratings parse_ratings(std::string_view text, std::string_view name) {
+Ratings parse_ratings(std::string_view bytes, std::string_view name) {
+  const bool compressed = detail::compression_of(bytes) != detail::Compression::kNone;
+  const std::string decompressed = compressed ? detail::decompress(bytes, name) : std::string();
+  std::string_view text = compressed ? std::string_view(decompressed) : bytes;
   Ratings ratings;
   ratings.source = std::string(name);
   std::size_t line_number = 0;
@@ -109,8 +113,7 @@ Ratings parse_ratings(std::string_view text, std::string_view name) {
 }
 
 Ratings read_ratings(const std::filesystem::path& path) {
-  const std::string text = detail::read_file(path);
-  return parse_ratings(text, path.string());
+  return parse_ratings(read_text(path), detail::input_name(path));
 }
 
 void write_ratings(const Ratings& ratings, std::ostream& out) {

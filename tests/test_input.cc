@@ -1,0 +1,159 @@
+// Compressed inputs: LIBSVM, ratings and IDX files compressed with gzip, bzip2 or xz (by the
+// libraries' own encoders) read as their plain text does, whatever their names; concatenated
+// streams; truncated and corrupt files refused with the path; line numbers of the
+// decompressed text in parse errors.
+#include <bzlib.h>
+#include <doctest/doctest.h>
+#include <lzma.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "data/input.h"
+#include "hogwild/error.h"
+#include "hogwild/generator.h"
+#include "hogwild/idx.h"
+#include "hogwild/libsvm.h"
+#include "hogwild/ratings.h"
+
+using namespace hogwild;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string gzip(std::string_view text) {
+  z_stream s{};
+  REQUIRE(deflateInit2(&s, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  std::string out(deflateBound(&s, static_cast<uLong>(text.size())) + 64, '\0');
+  s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  s.avail_in = static_cast<uInt>(text.size());
+  s.next_out = reinterpret_cast<Bytef*>(out.data());
+  s.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(deflate(&s, Z_FINISH) == Z_STREAM_END);
+  out.resize(s.total_out);
+  deflateEnd(&s);
+  return out;
+}
+
+std::string bzip2(std::string_view text) {
+  std::string out(text.size() + text.size() / 100 + 700, '\0');
+  auto size = static_cast<unsigned>(out.size());
+  REQUIRE(BZ2_bzBuffToBuffCompress(out.data(), &size, const_cast<char*>(text.data()),
+                                   static_cast<unsigned>(text.size()), 9, 0, 0) == BZ_OK);
+  out.resize(size);
+  return out;
+}
+
+std::string xz(std::string_view text) {
+  std::string out(lzma_stream_buffer_bound(text.size()), '\0');
+  std::size_t size = 0;
+  REQUIRE(lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, nullptr,
+                                  reinterpret_cast<const std::uint8_t*>(text.data()), text.size(),
+                                  reinterpret_cast<std::uint8_t*>(out.data()), &size,
+                                  out.size()) == LZMA_OK);
+  out.resize(size);
+  return out;
+}
+
+fs::path write(const std::string& name, const std::string& bytes) {
+  const fs::path path = fs::temp_directory_path() / ("hogwild_test_input_" + name);
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+// The text of a small generated LIBSVM set, a few hundred kilobytes: several blocks compressed.
+std::string libsvm_text() {
+  SparseGeneratorConfig g;
+  g.rows = 3000;
+  g.features = 500;
+  g.nnz_per_row = 20;
+  std::ostringstream out;
+  write_libsvm(generate_sparse(g).train, out);
+  return out.str();
+}
+
+void check_same(const Dataset& a, const Dataset& b) {
+  CHECK(a.labels == b.labels);
+  CHECK(a.indices == b.indices);
+  CHECK(a.values == b.values);
+  CHECK(a.row_offsets == b.row_offsets);
+  CHECK(a.num_features == b.num_features);
+}
+
+using Compressor = std::string (*)(std::string_view);
+
+}  // namespace
+
+TEST_CASE("gzip, bzip2 and xz LIBSVM files read as the plain file does, whatever their names") {
+  const std::string text = libsvm_text();
+  const Dataset plain = parse_libsvm(text, "plain");
+  for (const auto& [name, compress] :
+       {std::pair<const char*, Compressor>{"gzip", gzip}, {"bzip2", bzip2}, {"xz", xz}}) {
+    CAPTURE(name);
+    const std::string bytes = compress(text);
+    CHECK(detail::compression_name(detail::compression_of(bytes)) == name);
+    const fs::path path = write(std::string(name) + ".txt", bytes);
+    check_same(read_libsvm(path), plain);
+    check_same(parse_libsvm(bytes, "memory"), plain);
+    // Concatenated streams are one text, as `cat a.gz b.gz | gunzip` reads them.
+    const std::string half = text.substr(0, text.find('\n', text.size() / 2) + 1);
+    const std::string rest = text.substr(half.size());
+    check_same(parse_libsvm(compress(half) + compress(rest), "two streams"), plain);
+    fs::remove(path);
+  }
+}
+
+TEST_CASE("compressed ratings and IDX files read as the plain ones") {
+  const std::string ratings = "1 2 3.5\n2 1 4\n# a comment\n3 3 1.5\n";
+  const Ratings plain = parse_ratings(ratings, "plain");
+  const Ratings packed = read_ratings(write("ratings.bz2", bzip2(ratings)));
+  CHECK(packed.values == plain.values);
+  CHECK(packed.users == plain.users);
+  const std::string idx("\0\0\x08\x01\0\0\0\x03\x07\x08\x09", 11);
+  CHECK(read_idx_array(write("labels.xz", xz(idx))).data == std::vector<std::uint8_t>{7, 8, 9});
+  CHECK(parse_idx_array(gzip(idx), "labels.gz").shape == std::vector<std::size_t>{3});
+}
+
+TEST_CASE("truncated and corrupt compressed files are refused with the path and the format") {
+  const std::string text = libsvm_text();
+  const std::string gz = gzip(text);
+  const fs::path cut = write("cut.gz", gz.substr(0, gz.size() / 2));
+  CHECK_THROWS_WITH_AS(read_libsvm(cut),
+                       (cut.string() +
+                        ": expected a complete gzip stream, found it truncated "
+                        "after " +
+                        std::to_string(gz.size() / 2) + " compressed bytes")
+                           .c_str(),
+                       InputError);
+  std::string bz = bzip2(text);
+  bz[bz.size() / 2] = static_cast<char>(bz[bz.size() / 2] ^ 0x55);
+  const fs::path corrupt = write("corrupt.bz2", bz);
+  CHECK_THROWS_WITH_AS(
+      read_libsvm(corrupt),
+      doctest::Contains(
+          (corrupt.string() + ": expected valid bzip2 data, found corrupt data (").c_str()),
+      InputError);
+  const std::string x = xz(text);
+  CHECK_THROWS_WITH_AS(parse_libsvm(x.substr(0, x.size() - 7), "cut.xz"),
+                       doctest::Contains("cut.xz: expected a complete xz stream"), InputError);
+  // A header alone is a truncated stream, not an empty file.
+  CHECK_THROWS_WITH_AS(parse_libsvm(gz.substr(0, 10), "header.gz"),
+                       doctest::Contains("header.gz: expected a complete gzip stream"), InputError);
+  fs::remove(cut);
+  fs::remove(corrupt);
+}
+
+TEST_CASE("errors in compressed text name the line of the decompressed text") {
+  const std::string text = "1 1:0.5\n-1 2:1\n1 3:oops\n";
+  const fs::path path = write("bad.bz2", bzip2(text));
+  CHECK_THROWS_WITH_AS(read_libsvm(path),
+                       doctest::Contains((path.string() + ":3: expected").c_str()), InputError);
+  CHECK_THROWS_WITH_AS(parse_libsvm(gzip(""), "empty.gz"),
+                       "empty.gz:1: expected at least one example 'label index:value ...', found "
+                       "an empty file",
+                       InputError);
+  fs::remove(path);
+}
