@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "data/input.h"
-#include "data/read_file.h"
+#include "data/write_file.h"
 #include "data/text.h"
 #include "hogwild/error.h"
 

@@ -14,7 +14,7 @@
 #include <ostream>
 
 #include "data/input.h"
-#include "data/read_file.h"
+#include "data/write_file.h"
 #include "data/text.h"
 #include "engine/rng.h"
 #include "hogwild/error.h"

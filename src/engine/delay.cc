@@ -6,11 +6,11 @@
 #include <cmath>
 #include <filesystem>
 
-#include "data/read_file.h"
 #include "data/text.h"
 #include "engine/rng.h"
 #include "engine/samplers.h"
 #include "hogwild/error.h"
+#include "hogwild/input.h"
 
 namespace hogwild {
 namespace {
@@ -22,7 +22,7 @@ namespace {
 constexpr std::uint32_t kMaxDelay = 1 << 16;
 
 std::vector<std::uint32_t> read_trace(const std::string& path) {
-  const std::string text = detail::read_file(path);
+  const std::string text = read_text(path);
   std::vector<std::uint32_t> delays;
   std::size_t line_no = 0;
   std::string_view rest = text;

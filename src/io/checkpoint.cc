@@ -13,8 +13,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "data/read_file.h"
 #include "hogwild/error.h"
+#include "hogwild/input.h"
 
 namespace hogwild {
 namespace {
@@ -372,7 +372,7 @@ void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkp
 }
 
 Checkpoint load_checkpoint(const std::filesystem::path& path) {
-  const std::string bytes = detail::read_file(path);
+  const std::string bytes = read_text(path);
   return parse_checkpoint(bytes, path.string());
 }
 
