@@ -156,6 +156,14 @@ TEST_CASE("command: bad data files exit 2 with the reader's message on one line"
       {"train --train " + three,
        three + ":3: expected two label classes for a binary model, found a third, -1, "
                "after 1 and 2"},
+      // Outputs are checked before the data is read: the missing training file is not reached.
+      {"train --train /no/such/train.svm --json /no/such/dir/report.json",
+       "/no/such/dir/report.json: cannot write: No such file or directory"},
+      {"train --train /no/such/train.svm --csv " + dir, dir + ": cannot write: is a directory"},
+      {"train --train /no/such/train.svm --checkpoint /no/such/dir/model.ckpt",
+       "/no/such/dir/model.ckpt: cannot write: No such file or directory"},
+      {"predict --model /no/such/model.ckpt --data " + good + " --out /no/such/dir/out.txt",
+       "/no/such/dir/out.txt: cannot write: No such file or directory"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);

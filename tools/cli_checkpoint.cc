@@ -1,5 +1,6 @@
 #include "cli_checkpoint.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -16,8 +17,8 @@
 #include <thread>
 
 #include "hogwild/error.h"
-#include "hogwild/input.h"
 #include "hogwild/idx.h"
+#include "hogwild/input.h"
 #include "hogwild/libsvm.h"
 #include "hogwild/predict.h"
 #include "hogwild/ratings.h"
@@ -146,6 +147,7 @@ CLI::App* add_predict(CLI::App& app, PredictOptions& o) {
 }
 
 int run_predict(const PredictOptions& o) {
+  check_writable(o.out);
   const hogwild::Checkpoint model = hogwild::load_checkpoint(o.model);
   hogwild::Predictions p;
   std::size_t rows = 0;
@@ -220,6 +222,22 @@ int run_predict(const PredictOptions& o) {
   if (p.rmse) summary += fmt::format(", rmse {:.5f}", *p.rmse);
   fmt::print(stderr, "{}\n", summary);
   return 0;
+}
+
+void check_writable(const std::string& path) {
+  if (path.empty()) return;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw hogwild::SystemError(fmt::format("{}: cannot write: is a directory", path));
+  }
+  const bool existed = std::filesystem::exists(path, ec);
+  // No O_TRUNC: a file that exists (a checkpoint to resume from) keeps its content.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw hogwild::SystemError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  }
+  ::close(fd);
+  if (!existed) std::filesystem::remove(path, ec);
 }
 
 void write_text(const std::string& path, const std::string& text) {

@@ -291,6 +291,7 @@ int train_on(const TrainArgs& a, const StopOnSignal& stop, const Data& train,
 
 int run_train(TrainArgs& a) {
   apply(a);
+  for (const auto* output : {&a.json, &a.csv, &a.checkpoint}) check_writable(*output);
   const StopOnSignal stop;
   // Block order reads runs of stored examples, which must be random samples whatever order the
   // file is in (sorted by label, say): the storage is shuffled once, from --seed, so a resumed

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli_checkpoint.h"
 #include "hogwild/error.h"
 #include "train_options.h"
 
@@ -215,6 +216,7 @@ int run_sweep(SweepOptions& o) {
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) throw hogwild::SystemError(fmt::format("{}: cannot create: {}", o.out, ec.message()));
+  check_writable((out / "results.csv").string());
   const std::string self = fs::read_symlink("/proc/self/exe").string();
 
   std::size_t total = 1;
