@@ -32,6 +32,7 @@ Checkpoint sample_checkpoint() {
   c.features = 4;
   c.classes = 3;
   c.labels = {-1, 0.5, 2};
+  c.zero_based = true;
   c.initial_loss = 1.0986;
   c.elapsed = 0.25;
   c.samples = 1200;
@@ -54,6 +55,7 @@ void check_same(const Checkpoint& a, const Checkpoint& b) {
   CHECK(a.items == b.items);
   CHECK(a.rank == b.rank);
   CHECK(a.mean == b.mean);
+  CHECK(a.zero_based == b.zero_based);
   CHECK(a.labels == b.labels);
   CHECK(a.initial_loss == b.initial_loss);
   CHECK(a.elapsed == b.elapsed);

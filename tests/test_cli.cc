@@ -23,6 +23,11 @@ namespace {
 
 std::string path(const char* name) { return (work_dir() / name).string(); }
 
+// A LIBSVM line with 0-based indices 0 and 2.
+std::string fmt_row(int label, double a, double b) {
+  return std::to_string(label) + " 0:" + std::to_string(a) + " 2:" + std::to_string(b) + "\n";
+}
+
 void generate() {
   static bool done = false;
   if (done) return;
@@ -275,7 +280,8 @@ TEST_CASE("tools/plot draws fixed-time against fixed-minibatch curves and per-wo
   }
 }
 
-TEST_CASE("train and predict read compressed files and standard input, and a truncated file exits 2") {
+TEST_CASE(
+    "train and predict read compressed files and standard input, and a truncated file exits 2") {
   generate();
   const std::string text = slurp(path("train.svm"));
   std::string packed(text.size() + text.size() / 100 + 700, '\0');
@@ -306,4 +312,33 @@ TEST_CASE("train and predict read compressed files and standard input, and a tru
   CHECK(piped_cut.code == 2);
   CHECK(piped_cut.err.find("standard input: expected a complete bzip2 stream") !=
         std::string::npos);
+}
+
+TEST_CASE("0-based LIBSVM files as scikit-learn writes them: train, report, checkpoint, predict") {
+  // Classes by the sign of feature 0 + feature 2, indices from 0.
+  std::string text;
+  for (int i = 0; i < 400; ++i) {
+    const double a = (i % 7) - 3, b = (i % 5) - 2;
+    text += fmt_row(a + b > 0 ? 1 : -1, a, b);
+  }
+  std::ofstream(path("zero.svm")) << text;
+  const auto r =
+      run("train --train " + path("zero.svm") + " --test " + path("zero.svm") +
+          " --epochs 3 --quiet --json " + path("zero.json") + " --checkpoint " + path("zero.ckpt"));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto report = nlohmann::json::parse(slurp(path("zero.json")));
+  CHECK(report["dataset"]["zero_based"] == true);
+  CHECK(report["dataset"]["features"] == 3);
+  CHECK(report["test_dataset"]["zero_based"] == true);
+  const auto predicted =
+      run("predict --model " + path("zero.ckpt") + " --data " + path("zero.svm"));
+  REQUIRE(predicted.code == 0);
+  CHECK(predicted.err.find("accuracy") != std::string::npos);
+  const auto told = run("train --train " + path("zero.svm") + " --zero-based no");
+  CHECK(told.code == 2);
+  CHECK(told.err.find(path("zero.svm") + ":1: expected a feature index >= 1") != std::string::npos);
+  const auto bad = run("train --train " + path("zero.svm") + " --zero-based maybe");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--zero-based: expected auto, yes or no, found 'maybe'") != std::string::npos);
 }

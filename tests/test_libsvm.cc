@@ -100,8 +100,6 @@ TEST_CASE("malformed input names the file, the line, what was expected and what 
   };
   const Case cases[] = {
       {"1 1:1\n1 2:abc\n", "bad.svm:2: expected a numeric value for feature 2, found 'abc'"},
-      {"1 1:1\n\n1 0:1\n",
-       "bad.svm:3: expected a feature index >= 1 (indices are 1-based), found 0"},
       {"1 3:1 2:1\n", "bad.svm:1: expected feature indices in increasing order, found 2 after 3"},
       {"1 3:1 3:2\n", "bad.svm:1: expected each feature index once per line, found 3 twice"},
       {"1 1:1\n2:1 3:1\n", "bad.svm:2: expected a label before the features, found '2:1'"},
@@ -148,4 +146,45 @@ TEST_CASE("read_libsvm reads what write_libsvm wrote") {
   check_same(p.train, back);
   CHECK(back.source == path.string());
   std::filesystem::remove(path);
+}
+
+TEST_CASE("0-based files: auto decides by an index 0 anywhere, as scikit-learn's reader does") {
+  const std::string zero = "1 0:1 2:3\n-1 1:1\n";
+  const Dataset a = parse_libsvm(zero, "zero.svm");
+  CHECK(a.zero_based);
+  CHECK(a.indices == std::vector<std::uint32_t>{0, 2, 1});
+  CHECK(a.num_features == 3);
+  const Dataset one = parse_libsvm("1 1:1 3:3\n-1 2:1\n", "one.svm");
+  CHECK_FALSE(one.zero_based);
+  CHECK(one.indices == a.indices);
+  // Told, without an index 0: the indices count from 0 all the same.
+  const Dataset told = parse_libsvm("1 1:1 3:3\n", "told.svm", {.index_base = IndexBase::kZero});
+  CHECK(told.zero_based);
+  CHECK(told.indices == std::vector<std::uint32_t>{1, 3});
+  CHECK(told.num_features == 4);
+  CHECK_THROWS_WITH_AS(parse_libsvm("1 1:1\n\n1 0:1\n", "bad.svm", {.index_base = IndexBase::kOne}),
+                       "bad.svm:3: expected a feature index >= 1 (indices are 1-based), found 0",
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_libsvm("1 0:1\n1 4294967295:1\n", "top.svm"),
+                       "top.svm:2: expected a feature index <= 4294967294 in a 0-based file, "
+                       "found '4294967295'",
+                       InputError);
+  CHECK(parse_libsvm("1 4294967295:1\n", "top.svm").num_features == 4294967295u);
+}
+
+TEST_CASE("an index 0 in the last of many chunks makes every chunk 0-based") {
+  std::string text;
+  for (int i = 0; i < 60000; ++i) text += "1 3:0.5 7:1 12:2\n-1 1:1 5:0.25\n";
+  const Dataset one = parse_libsvm(text, "many.svm", {.threads = 4});
+  CHECK_FALSE(one.zero_based);
+  CHECK(one.num_features == 12);
+  const Dataset told =
+      parse_libsvm(text, "many.svm", {.threads = 4, .index_base = IndexBase::kZero});
+  text += "1 0:1\n";
+  const Dataset zero = parse_libsvm(text, "many.svm", {.threads = 4});
+  CHECK(zero.zero_based);
+  CHECK(zero.num_features == 13);
+  CHECK(std::equal(told.indices.begin(), told.indices.end(), zero.indices.begin()));
+  CHECK(std::equal(one.indices.begin(), one.indices.end(), zero.indices.begin(),
+                   [](std::uint32_t a, std::uint32_t b) { return a + 1 == b; }));
 }

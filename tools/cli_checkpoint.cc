@@ -198,7 +198,9 @@ int run_predict(const PredictOptions& o) {
     p = hogwild::predict(model, data, !pairs.value_or(false));
     rows = data.size();
   } else {
-    const auto data = hogwild::read_libsvm(o.data);
+    const auto data = hogwild::read_libsvm(
+        o.data,
+        {.index_base = model.zero_based ? hogwild::IndexBase::kZero : hogwild::IndexBase::kOne});
     p = hogwild::predict(model, data, true);
     rows = data.rows();
   }

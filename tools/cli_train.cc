@@ -319,9 +319,14 @@ int run_train(TrainArgs& a) {
   }
   const auto* linear = std::get_if<hogwild::LinearModel>(&a.config.model);
   auto train = hogwild::read_libsvm(
-      a.train, {.binary_labels = linear && hogwild::is_classifier(linear->loss)});
+      a.train, {.binary_labels = linear && hogwild::is_classifier(linear->loss),
+                .index_base = a.index_base});
   std::optional<hogwild::Dataset> test;
-  if (!a.test.empty()) test = hogwild::read_libsvm(a.test);
+  if (!a.test.empty()) {
+    test = hogwild::read_libsvm(
+        a.test,
+        {.index_base = train.zero_based ? hogwild::IndexBase::kZero : hogwild::IndexBase::kOne});
+  }
   order(train);
   return train_on(a, stop, train, test);
 }

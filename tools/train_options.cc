@@ -161,9 +161,21 @@ constexpr unsigned kModels = kModelGroup;
 
 // clang-format off
 const TrainOption kTable[] = {
-  {"--train", "", kRequired, "training data (LIBSVM/SVMlight text)", arg<&A::train>},
+  {"--train", "", kRequired, "training data (LIBSVM/SVMlight text; any format may be gzip, bzip2 "
+   "or xz compressed; - reads standard input)", arg<&A::train>},
   {"--test", "", 0, "test data, evaluated every epoch (features beyond the training data's "
    "dimension are ignored)", arg<&A::test>},
+  {"--zero-based", "", 0, "LIBSVM feature indices: auto (0-based when an index 0 appears, as "
+   "scikit-learn decides), yes or no; the test file is read as the training file was",
+   arg<&A::zero_based>, [](A& a, TC&) {
+     if (a.zero_based != "auto" && a.zero_based != "yes" && a.zero_based != "no") {
+       throw InputError(fmt::format("--zero-based: expected auto, yes or no, found '{}'",
+                                    a.zero_based));
+     }
+     a.index_base = a.zero_based == "auto" ? hogwild::IndexBase::kAuto
+                    : a.zero_based == "yes" ? hogwild::IndexBase::kZero
+                                            : hogwild::IndexBase::kOne;
+   }},
   {"--model", "model", 0, "logistic, hinge (linear SVM) or squared (linear least squares) on "
    "libsvm data; softmax (libsvm or idx), mlp (idx) or mf (ratings); default: logistic, or "
    "softmax for idx and mf for ratings", arg<&A::model_name>, apply_model},

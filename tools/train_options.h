@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "hogwild/libsvm.h"
 #include "hogwild/trainer.h"
 
 namespace hogwild_cli {
@@ -32,6 +33,8 @@ struct TrainArgs {
   std::string worker_speed, straggler, pause;
   /// --format, --hidden, --optimizer and --step-schedule.
   std::string format = "libsvm", hidden = "256", optimizer = "sgd", step_schedule = "epoch";
+  std::string zero_based = "auto";                            ///< --zero-based
+  hogwild::IndexBase index_base = hogwild::IndexBase::kAuto;  ///< from --zero-based
   double step = 0.5;               ///< --step (the model's default unless given)
   double l2 = 0;                   ///< --l2 (the model's default unless given)
   std::size_t batch = 1;           ///< --batch (the model's default unless given)

@@ -33,6 +33,7 @@ struct Checkpoint {
   std::uint64_t items = 0;            ///< mf: rows of the item factors
   std::uint64_t rank = 0;             ///< mf: factorisation rank
   double mean = 0;                    ///< mf: the training ratings' mean (added to predictions)
+  bool zero_based = false;            ///< LIBSVM: the training file's indices were 0-based
   /// Label values: binary linear models {negative, positive} (empty for squared); softmax and
   /// mlp the label of each class index.
   std::vector<double> labels;

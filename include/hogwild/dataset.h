@@ -23,6 +23,7 @@ struct Dataset {
   std::vector<float> labels;                  ///< one finite label per row
   std::size_t num_features = 0;               ///< 1 + the largest feature index (or more)
   std::string source;                         ///< where it came from (a path), for messages
+  bool zero_based = false;                    ///< its file's indices were 0-based (LIBSVM)
 
   /// Number of examples.
   std::size_t rows() const { return labels.size(); }
@@ -47,6 +48,7 @@ struct DatasetStats {
   double mean_nnz_per_row = 0;                ///< nnz / rows
   std::size_t max_nnz_per_row = 0;            ///< longest row
   std::map<float, std::size_t> label_counts;  ///< examples per distinct label value
+  bool zero_based = false;                    ///< the file's indices were 0-based
 };
 
 /// Computes the statistics of `data`.

@@ -8,16 +8,27 @@
 
 namespace hogwild {
 
+/// How feature indices in a LIBSVM file count.
+enum class IndexBase {
+  kAuto,  ///< 0-based when an index 0 appears anywhere in the file, else 1-based (scikit-learn's
+          ///< `zero_based="auto"`)
+  kZero,  ///< 0-based, as scikit-learn's dump_svmlight_file writes by default
+  kOne,   ///< 1-based, as LIBSVM and LIBLINEAR write
+};
+
 /// Options for reading LIBSVM/SVMlight text.
 struct LibsvmReadOptions {
   int threads = 0;  ///< parser threads; 0 uses all cores
   /// Labels of at most two values, as binary models take: a third is an InputError naming the
   /// line of its first example.
   bool binary_labels = false;
+  /// How the indices count; the Dataset says what was decided (Dataset::zero_based).
+  IndexBase index_base = IndexBase::kAuto;
 };
 
-/// Reads a LIBSVM/SVMlight file (`label [qid:N] index:value ... [# comment]`, 1-based
-/// strictly increasing indices) into CSR with 0-based indices; `-` reads standard input. A file
+/// Reads a LIBSVM/SVMlight file (`label [qid:N] index:value ... [# comment]`, strictly
+/// increasing indices, 1-based unless options.index_base says otherwise) into CSR with 0-based
+/// indices; `-` reads standard input. A file
 /// compressed with gzip, bzip2 or xz (told by its first bytes, whatever its name) is
 /// decompressed as it is read. Blank and comment-only lines are skipped. Throws
 /// InputError("path:line: expected ..., found ...") on malformed input or compressed data that

@@ -184,6 +184,7 @@ struct DataShape {
   std::size_t items = 0;       ///< factorisation
   std::size_t test_rows = 0;   ///< test examples, 0 without test data
   std::size_t parameters = 0;  ///< model parameters
+  bool zero_based = false;     ///< LIBSVM: the files' indices were 0-based
 };
 
 /// The outcome of a run.

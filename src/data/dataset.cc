@@ -25,6 +25,7 @@ DatasetStats describe(const Dataset& data) {
   stats.rows = data.rows();
   stats.features = data.num_features;
   stats.nnz = data.nnz();
+  stats.zero_based = data.zero_based;
   stats.mean_nnz_per_row = stats.rows ? static_cast<double>(stats.nnz) / stats.rows : 0.0;
   for (std::size_t i = 0; i < data.rows(); ++i) {
     stats.max_nnz_per_row =
@@ -87,6 +88,7 @@ void shuffle_rows(Dataset& data, std::uint64_t seed) {
   }
   shuffled.num_features = data.num_features;  // may exceed the largest index (a test's width)
   shuffled.source = std::move(data.source);
+  shuffled.zero_based = data.zero_based;
   data = std::move(shuffled);
 }
 

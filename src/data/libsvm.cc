@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "data/input.h"
-#include "data/write_file.h"
 #include "data/text.h"
+#include "data/write_file.h"
 #include "hogwild/error.h"
 
 namespace hogwild {
@@ -30,8 +30,12 @@ struct Chunk {
   std::vector<float> values;
   std::vector<float> labels;
   std::size_t lines = 0;
-  std::uint32_t max_index = 0;                               // 1 + largest 0-based index seen
+  std::uint64_t max_index = 0;                               // 1 + largest stored index
   std::optional<std::pair<std::size_t, std::string>> error;  // chunk-local line, message
+  // Indices: `base` is subtracted from each as it is stored; 0 is accepted unless it is 1.
+  std::uint32_t base = 1;
+  bool saw_zero = false;           // an index 0 appeared
+  std::size_t top_index_line = 0;  // chunk-local line of the first index 2^32-1 (base 0)
 };
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
@@ -96,7 +100,7 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
     return fmt::format("expected a finite label, found {}", detail::quote(label_token));
   }
   const std::size_t row_begin = chunk.indices.size();
-  std::uint64_t previous = 0;
+  std::int64_t previous = -1;
   for (std::string_view token = next_token(); !token.empty(); token = next_token()) {
     const auto colon = token.find(':');
     if (colon == std::string_view::npos) {
@@ -129,11 +133,11 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
     } else if (ec != std::errc() || p != index_end) {
       error = fmt::format("expected a positive integer feature index, found {}",
                           detail::quote(index_text));
-    } else if (index == 0) {
+    } else if (index == 0 && chunk.base == 1) {
       error = "expected a feature index >= 1 (indices are 1-based), found 0";
-    } else if (index == previous) {
+    } else if (static_cast<std::int64_t>(index) == previous) {
       error = fmt::format("expected each feature index once per line, found {} twice", index);
-    } else if (index < previous) {
+    } else if (static_cast<std::int64_t>(index) < previous) {
       error = fmt::format("expected feature indices in increasing order, found {} after {}", index,
                           previous);
     }
@@ -153,12 +157,17 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
       chunk.values.resize(row_begin);
       return error;
     }
-    previous = index;
-    chunk.indices.push_back(static_cast<std::uint32_t>(index - 1));
+    previous = static_cast<std::int64_t>(index);
+    chunk.saw_zero |= index == 0;
+    if (chunk.base == 0 && index == std::numeric_limits<std::uint32_t>::max() &&
+        chunk.top_index_line == 0) {
+      chunk.top_index_line = chunk.lines;
+    }
+    chunk.indices.push_back(static_cast<std::uint32_t>(index - chunk.base));
     chunk.values.push_back(*value);
   }
   if (chunk.indices.size() > row_begin) {
-    chunk.max_index = std::max(chunk.max_index, chunk.indices.back() + 1);
+    chunk.max_index = std::max<std::uint64_t>(chunk.max_index, chunk.indices.back() + 1ull);
   }
   chunk.labels.push_back(*label);
   chunk.row_ends.push_back(chunk.indices.size());
@@ -180,8 +189,9 @@ void parse_chunk(Chunk& chunk) {
 }
 
 // The chunk-local line of the chunk's example number `example` (from 0), as the parser counts.
-std::size_t line_of_example(std::string_view text, std::size_t example) {
+std::size_t line_of_example(std::string_view text, std::uint32_t base, std::size_t example) {
   Chunk scratch;
+  scratch.base = base;
   std::size_t line_number = 0;
   while (!text.empty()) {
     const auto newline = text.find('\n');
@@ -210,11 +220,41 @@ void check_two_classes(const std::vector<Chunk>& chunks, std::string_view name) 
       throw InputError(fmt::format(
           "{}:{}: expected two label classes for a binary model, found a third, {}, after {} and "
           "{}",
-          name, line_base + line_of_example(chunk.text, r), y, std::min(seen[0], seen[1]),
-          std::max(seen[0], seen[1])));
+          name, line_base + line_of_example(chunk.text, chunk.base, r), y,
+          std::min(seen[0], seen[1]), std::max(seen[0], seen[1])));
     }
     line_base += chunk.lines;
   }
+}
+
+// Whether the indices are 0-based: as asked, or with kAuto when an index 0 appears (as
+// scikit-learn's reader decides). Auto read them as they are; 1-based, they are shifted down here.
+// A 0-based index 2^32-1 does not fit the dimension: an InputError naming its line.
+bool resolve_base(std::vector<Chunk>& chunks, IndexBase base, std::string_view name,
+                  tbb::task_arena& arena) {
+  if (base == IndexBase::kOne) return false;
+  bool zero_based = base == IndexBase::kZero;
+  for (const auto& chunk : chunks) zero_based |= chunk.saw_zero;
+  if (!zero_based) {
+    arena.execute([&] {
+      tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t c) {
+        for (auto& index : chunks[c].indices) --index;
+        if (chunks[c].max_index > 0) --chunks[c].max_index;
+      });
+    });
+    return false;
+  }
+  std::size_t line_base = 0;
+  for (const auto& chunk : chunks) {
+    if (chunk.top_index_line > 0) {
+      throw InputError(fmt::format(
+          "{}:{}: expected a feature index <= {} in a 0-based file, found '{}'", name,
+          line_base + chunk.top_index_line, std::numeric_limits<std::uint32_t>::max() - 1,
+          std::numeric_limits<std::uint32_t>::max()));
+    }
+    line_base += chunk.lines;
+  }
+  return true;
 }
 
 int resolve_threads(int threads) {
@@ -238,7 +278,9 @@ Dataset parse_text(std::string_view text, std::string_view name, const LibsvmRea
       const auto newline = text.find('\n', end);
       end = newline == std::string_view::npos ? text.size() : newline + 1;
     }
-    chunks.emplace_back().text = text.substr(begin, end - begin);
+    auto& chunk = chunks.emplace_back();
+    chunk.text = text.substr(begin, end - begin);
+    chunk.base = options.index_base == IndexBase::kOne ? 1 : 0;
     begin = end;
   }
 
@@ -251,7 +293,6 @@ Dataset parse_text(std::string_view text, std::string_view name, const LibsvmRea
   std::size_t line_base = 0;
   std::size_t rows = 0;
   std::size_t nnz = 0;
-  std::uint32_t max_index = 0;
   for (const auto& chunk : chunks) {
     if (chunk.error) {
       throw InputError(
@@ -260,8 +301,8 @@ Dataset parse_text(std::string_view text, std::string_view name, const LibsvmRea
     line_base += chunk.lines;
     rows += chunk.labels.size();
     nnz += chunk.indices.size();
-    max_index = std::max(max_index, chunk.max_index);
   }
+  const bool zero_based = resolve_base(chunks, options.index_base, name, arena);
   if (options.binary_labels) check_two_classes(chunks, name);
   if (rows == 0) {
     throw InputError(
@@ -271,7 +312,8 @@ Dataset parse_text(std::string_view text, std::string_view name, const LibsvmRea
 
   Dataset data;
   data.source = std::string(name);
-  data.num_features = max_index;
+  data.zero_based = zero_based;
+  for (const auto& chunk : chunks) data.num_features = std::max(data.num_features, chunk.max_index);
   data.row_offsets.resize(rows + 1);
   data.indices.resize(nnz);
   data.values.resize(nnz);

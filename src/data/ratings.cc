@@ -14,8 +14,8 @@
 #include <ostream>
 
 #include "data/input.h"
-#include "data/write_file.h"
 #include "data/text.h"
+#include "data/write_file.h"
 #include "engine/rng.h"
 #include "hogwild/error.h"
 

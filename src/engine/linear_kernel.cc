@@ -869,7 +869,8 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   report.config.replicate = raw.resolved_replicate(dim);
   const TrainConfig& config = report.config;
   const LossKind loss = std::get<LinearModel>(config.model).loss;
-  report.data = {"libsvm", n, dim, 0, 0, 0, test_data ? test_data->rows() : 0, dim};
+  report.data = {
+      "libsvm", n, dim, 0, 0, 0, test_data ? test_data->rows() : 0, dim, train_data.zero_based};
   report.dataset = describe(train_data);
   if (test_data) report.test_dataset = describe(*test_data);
   std::vector<float> label_values;

@@ -1,6 +1,5 @@
 #include "hogwild/policy.h"
 
-
 #include "io/enum_names.h"
 
 namespace hogwild {

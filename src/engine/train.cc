@@ -69,6 +69,7 @@ Report train_classifier(const TrainConfig& config, const Checkpoint& shape, cons
 Checkpoint checkpoint_for(const TrainConfig& config, const Dataset& train, const Dataset*) {
   Checkpoint c = blank_checkpoint(config, "libsvm");
   c.features = std::max<std::size_t>(1, train.num_features);
+  c.zero_based = train.zero_based;
   if (const auto* linear = std::get_if<LinearModel>(&config.model)) {
     const auto values = label_values(linear->loss, train);
     c.labels.assign(values.begin(), values.end());
@@ -114,10 +115,10 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
   }
   const Checkpoint shape = checkpoint_for(config, train_data, test_data);
   const std::size_t test_rows = test_data ? test_data->rows() : 0;
-  return train_classifier(
-      config, shape, train_data, test_data,
-      {"libsvm", train_data.rows(), shape.features, shape.classes, 0, 0, test_rows, 0}, callbacks,
-      resume);
+  return train_classifier(config, shape, train_data, test_data,
+                          {"libsvm", train_data.rows(), shape.features, shape.classes, 0, 0,
+                           test_rows, 0, train_data.zero_based},
+                          callbacks, resume);
 }
 
 Report train(const TrainConfig& config, const DenseDataset& train_data,

@@ -150,6 +150,7 @@ std::string serialize_checkpoint(const Checkpoint& c) {
       {"users", c.users},       {"items", c.items},     {"rank", c.rank},
       {"mean", c.mean},         {"labels", c.labels},   {"initial_loss", c.initial_loss},
       {"elapsed", c.elapsed},   {"samples", c.samples}, {"worker_updates", c.worker_updates}};
+  meta["zero_based"] = c.zero_based;
   meta["config"] =
       c.config.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(c.config);
   const std::string meta_text = meta.dump();
@@ -225,6 +226,7 @@ void parse_metadata(std::string_view meta_text, std::string_view name, Checkpoin
     c.elapsed = meta.at("elapsed").get<double>();
     c.samples = meta.at("samples").get<std::uint64_t>();
     c.worker_updates = meta.at("worker_updates").get<std::vector<std::uint64_t>>();
+    c.zero_based = meta.value("zero_based", false);  // absent from the first checkpoints
     const auto& config = meta.at("config");
     if (!config.is_object()) throw std::invalid_argument("config is not an object");
     c.config = config.dump();

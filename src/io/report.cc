@@ -49,7 +49,8 @@ ordered_json stats_json(const DatasetStats& s) {
                       {"nnz", s.nnz},
                       {"mean_nnz_per_row", s.mean_nnz_per_row},
                       {"max_nnz_per_row", s.max_nnz_per_row},
-                      {"labels", labels}};
+                      {"labels", labels},
+                      {"zero_based", s.zero_based}};
 }
 
 // The config of softmax, mlp and mf runs.
@@ -283,6 +284,7 @@ ordered_json model_report_json(const Report& report) {
     dataset["features"] = s.features;
     dataset["classes"] = s.classes;
   }
+  if (s.format == "libsvm") dataset["zero_based"] = s.zero_based;
   dataset["test_rows"] = s.test_rows;
   dataset["parameters"] = s.parameters;
   ordered_json json{{"config", model_config_json(report.config)}, {"dataset", dataset}};

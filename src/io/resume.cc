@@ -50,6 +50,12 @@ void check_shape(const Checkpoint& found, const Checkpoint& expected, const auto
     fail(fmt::format("label values {} (the training data's), found {}", join(expected.labels),
                      join(found.labels)));
   }
+  if (found.zero_based != expected.zero_based) {
+    fail(
+        fmt::format("a checkpoint trained on {}-based indices (as the training data reads), "
+                    "found {}-based",
+                    expected.zero_based ? 0 : 1, found.zero_based ? 0 : 1));
+  }
   if (found.mean != expected.mean) {
     fail(fmt::format("a training mean rating of {} (the training data's), found {}", expected.mean,
                      found.mean));
