@@ -151,6 +151,7 @@ int run_info(const std::string& path) {
   fmt::print("nnz:             {} ({:.2f} per row, max {}, density {:.3g})\n", s.nnz,
              s.mean_nnz_per_row, s.max_nnz_per_row,
              s.features ? s.mean_nnz_per_row / static_cast<double>(s.features) : 0.0);
+  fmt::print("indices:         {}\n", s.zero_based ? "0-based (an index 0 appears)" : "1-based");
   fmt::print("labels:          {} distinct\n", s.label_counts.size());
   std::size_t shown = 0;
   for (const auto& [label, count] : s.label_counts) {
