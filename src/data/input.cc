@@ -31,6 +31,8 @@ class ByteSource {
  public:
   virtual ~ByteSource() = default;
   virtual std::string_view next() = 0;
+  // Bytes the source holds in all, when known (a regular file); 0 otherwise.
+  virtual std::size_t size() const { return 0; }
 };
 
 // A file, or standard input for `-`, a block at a time.
@@ -53,6 +55,11 @@ class FileSource final : public ByteSource {
   }
   ~FileSource() override {
     if (file_ != stdin) std::fclose(file_);
+  }
+  std::size_t size() const override {
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(name_, ec);
+    return file_ == stdin || ec ? 0 : static_cast<std::size_t>(bytes);
   }
   FileSource(const FileSource&) = delete;
   FileSource& operator=(const FileSource&) = delete;
@@ -209,6 +216,7 @@ std::string read_all(ByteSource& source, std::string_view first, std::string_vie
   const Compression compression = compression_of(first);
   std::string text;
   if (compression == Compression::kNone) {
+    text.reserve(source.size());  // one allocation of the file's size, as a plain read makes
     for (std::string_view block = first; !block.empty(); block = source.next()) text += block;
     return text;
   }
