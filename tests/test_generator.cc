@@ -105,4 +105,86 @@ TEST_CASE("bad generator settings are rejected with the option name") {
   c = small(1.0);
   c.label_noise = 0.7;
   CHECK_THROWS_WITH_AS(generate_sparse(c), doctest::Contains("--noise"), InputError);
+  c = small(1.0);
+  c.classes = 1;
+  CHECK_THROWS_WITH_AS(generate_sparse(c), doctest::Contains("--classes"), InputError);
+}
+
+namespace {
+
+// Text-like multiclass data: short rows over a large vocabulary.
+SparseGeneratorConfig text_like(std::size_t classes, double noise) {
+  SparseGeneratorConfig c;
+  c.rows = 6000;
+  c.test_rows = 2000;
+  c.features = 5000;
+  c.nnz_per_row = 40;
+  c.classes = classes;
+  c.label_noise = noise;
+  c.seed = 11;
+  return c;
+}
+
+// The class of the largest margin over the problem's hidden hyperplanes, computed here.
+std::size_t best_class(const SparseProblem& p, std::size_t classes, const SparseRow& row) {
+  const std::size_t d = p.hidden_weights.size() / classes;
+  std::size_t best = 0;
+  double best_margin = -1e300;
+  for (std::size_t c = 0; c < classes; ++c) {
+    double m = 0;
+    for (std::size_t k = 0; k < row.indices.size(); ++k) {
+      m += double{p.hidden_weights[c * d + row.indices[k]]} * row.values[k];
+    }
+    if (m > best_margin) {
+      best = c;
+      best_margin = m;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("multiclass: labels are the largest margin's class, every class occurs, noise as asked") {
+  const std::size_t k = 20;
+  const auto clean = generate_sparse(text_like(k, 0.0));
+  REQUIRE(clean.hidden_weights.size() == k * 5000);
+  std::vector<std::size_t> counts(k, 0);
+  for (std::size_t i = 0; i < clean.train.rows(); ++i) {
+    const float y = clean.train.labels[i];
+    REQUIRE(y == std::floor(y));
+    REQUIRE(static_cast<std::size_t>(y) == best_class(clean, k, clean.train.row(i)));
+    ++counts[static_cast<std::size_t>(y)];
+  }
+  // No class is empty, none has more than three times its share.
+  CHECK(*std::min_element(counts.begin(), counts.end()) > 0);
+  CHECK(*std::max_element(counts.begin(), counts.end()) < 3 * clean.train.rows() / k);
+  // With noise 0.2, the replaced labels: binomial(6000, 0.2) is 1200 +- 31 (sd); 5 sd either way.
+  const auto noisy = generate_sparse(text_like(k, 0.2));
+  std::size_t replaced = 0;
+  for (std::size_t i = 0; i < noisy.train.rows(); ++i) {
+    replaced +=
+        static_cast<std::size_t>(noisy.train.labels[i]) != best_class(noisy, k, noisy.train.row(i));
+  }
+  CHECK(replaced > 1045);
+  CHECK(replaced < 1355);
+  CHECK(generate_sparse(text_like(k, 0.2)).train.labels == noisy.train.labels);
+}
+
+TEST_CASE("term counts and unnormalised rows as asked") {
+  auto c = text_like(5, 0.0);
+  c.counts = true;
+  c.normalize = false;
+  const auto raw = generate_sparse(c);
+  for (const float v : raw.train.values) REQUIRE((v >= 1.0f && v == std::floor(v)));
+  std::size_t above_one = 0;
+  for (const float v : raw.train.values) above_one += v > 1.0f;
+  CHECK(above_one > raw.train.nnz() / 10);  // counts of 2 and more occur
+  c.normalize = true;
+  const auto unit = generate_sparse(c);
+  for (std::size_t i = 0; i < unit.train.rows(); ++i) {
+    double norm2 = 0;
+    for (const float v : unit.train.row(i).values) norm2 += double{v} * v;
+    REQUIRE(std::abs(norm2 - 1.0) < 1e-5);
+  }
 }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <type_traits>
 #include <variant>
 
 #include "cli_checkpoint.h"
@@ -93,7 +94,7 @@ void check_test_out(bool test, bool no_test, const std::string& test_out, const 
 template <class Config>
 struct GenFlag {
   const char* name;
-  std::variant<std::size_t Config::*, double Config::*> field;
+  std::variant<std::size_t Config::*, double Config::*, bool Config::*> field;
   const char* help;
 };
 
@@ -103,7 +104,15 @@ void add_gen(CLI::App& gen, GenOptions<Config>& o, const char* name, const char*
              std::initializer_list<GenFlag<Config>> flags, const char* test_out_help) {
   auto* cmd = gen.add_subcommand(name, about);
   for (const auto& flag : flags) {
-    std::visit([&](auto field) { add(cmd, flag.name, o.config.*field, flag.help); }, flag.field);
+    std::visit(
+        [&](auto field) {
+          if constexpr (std::is_same_v<decltype(field), bool Config::*>) {
+            cmd->add_flag(flag.name, o.config.*field, flag.help);
+          } else {
+            add(cmd, flag.name, o.config.*field, flag.help);
+          }
+        },
+        flag.field);
   }
   add(cmd, "--seed", o.config.seed, "random seed (same seed, same files)");
   cmd->add_option("--out", o.out, "training file to write")->required();
@@ -113,16 +122,22 @@ void add_gen(CLI::App& gen, GenOptions<Config>& o, const char* name, const char*
 void add_gen_sparse(CLI::App& gen, GenSparseOptions& o) {
   using C = hogwild::SparseGeneratorConfig;
   add_gen<C>(gen, o, "sparse",
-             "RCV1-like sparse binary classification: power-law feature frequencies, "
-             "L2-normalised rows, labels from a hidden sparse hyperplane with label noise; "
-             "LIBSVM text.",
+             "RCV1-like sparse classification: power-law feature frequencies, "
+             "L2-normalised rows, labels from a hidden sparse hyperplane with label noise, or "
+             "multiclass from one hyperplane per class; LIBSVM text.",
              {{"--rows", &C::rows, "training examples"},
               {"--features", &C::features, "dimension (RCV1: 47236)"},
               {"--nnz-per-row", &C::nnz_per_row, "distinct nonzeros per row"},
               {"--zipf", &C::zipf, "power-law exponent of feature frequencies (0 = uniform)"},
               {"--noise", &C::label_noise, "probability of flipping each label"},
               {"--density", &C::hyperplane_density, "fraction of features with a hidden weight"},
-              {"--test-rows", &C::test_rows, "test examples from the same distribution"}},
+              {"--test-rows", &C::test_rows, "test examples from the same distribution"},
+              {"--classes", &C::classes,
+               "label classes: 2 gives -1/+1; K > 2 gives 0..K-1, the class of the largest "
+               "margin over K hidden hyperplanes (text-like multiclass)"},
+              {"--counts", &C::counts, "term counts (1, 2, 3 ...) as values, not tf-idf weights"},
+              {"--normalize,!--no-normalize", &C::normalize,
+               "scale each row to unit L2 norm (the default)"}},
              "test file to write (needs --test-rows)");
 }
 

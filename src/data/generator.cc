@@ -51,6 +51,31 @@ FeatureSampler make_sampler(const SparseGeneratorConfig& config) {
   return sampler;
 }
 
+// A row's label: the sign of the hidden hyperplane's margin (2 classes) or the class of the
+// largest margin, replaced with probability label_noise by the other sign or another class.
+float label_of(const SparseGeneratorConfig& config, const std::vector<float>& hidden,
+               const SparseRow& row, detail::Rng& rng) {
+  const std::size_t classes = config.classes;
+  std::size_t best = 0;
+  double best_margin = 0;
+  for (std::size_t c = 0; c < (classes == 2 ? 1 : classes); ++c) {
+    double margin = 0;
+    for (std::size_t k = 0; k < row.indices.size(); ++k) {
+      margin += double{hidden[c * config.features + row.indices[k]]} * row.values[k];
+    }
+    if (c == 0 || margin > best_margin) {
+      best = c;
+      best_margin = margin;
+    }
+  }
+  if (classes == 2) {
+    const float label = best_margin >= 0 ? 1.0f : -1.0f;
+    return rng.uniform() < config.label_noise ? -label : label;
+  }
+  if (rng.uniform() < config.label_noise) best = (best + 1 + rng.below(classes - 1)) % classes;
+  return static_cast<float>(best);
+}
+
 // Fills rows [first, first + count) of `out`, each from its own seeded stream.
 void generate_rows(const SparseGeneratorConfig& config, const FeatureSampler& sampler,
                    const std::vector<float>& hidden, std::uint64_t stream_base, std::size_t count,
@@ -88,21 +113,22 @@ void generate_rows(const SparseGeneratorConfig& config, const FeatureSampler& sa
       const std::size_t base = i * k_nnz;
       double norm2 = 0;
       for (std::size_t k = 0; k < k_nnz; ++k) {
-        const double tf = 1.0 + std::log1p(rng.exponential());
-        const auto v = static_cast<float>(tf * sampler.idf[picked[k].second]);
+        const double draw = rng.exponential();
+        const auto v =
+            config.counts
+                ? static_cast<float>(1.0 + std::floor(draw))
+                : static_cast<float>((1.0 + std::log1p(draw)) * sampler.idf[picked[k].second]);
         out.indices[base + k] = picked[k].first;
         out.values[base + k] = v;
         norm2 += double{v} * v;
       }
-      const double inv_norm = 1.0 / std::sqrt(norm2);
-      double margin = 0;
-      for (std::size_t k = 0; k < k_nnz; ++k) {
-        out.values[base + k] = static_cast<float>(out.values[base + k] * inv_norm);
-        margin += double{hidden[out.indices[base + k]]} * out.values[base + k];
+      if (config.normalize) {
+        const double inv_norm = 1.0 / std::sqrt(norm2);
+        for (std::size_t k = 0; k < k_nnz; ++k) {
+          out.values[base + k] = static_cast<float>(out.values[base + k] * inv_norm);
+        }
       }
-      float label = margin >= 0 ? 1.0f : -1.0f;
-      if (rng.uniform() < config.label_noise) label = -label;
-      out.labels[i] = label;
+      out.labels[i] = label_of(config, hidden, out.row(i), rng);
     }
   });
 }
@@ -125,6 +151,10 @@ void check(const SparseGeneratorConfig& c) {
   if (!(c.hyperplane_density > 0 && c.hyperplane_density <= 1)) {
     fail("density", "a fraction in (0, 1]", c.hyperplane_density);
   }
+  if (c.classes < 2 || c.classes > 100000) fail("classes", "between 2 and 100000", c.classes);
+  if (c.classes > 2 && c.features > (std::size_t{1} << 31) / c.classes) {
+    fail("classes", "a number of hyperplanes of at most 2^31 weights with --features", c.classes);
+  }
 }
 
 }  // namespace
@@ -133,17 +163,21 @@ SparseProblem generate_sparse(const SparseGeneratorConfig& config) {
   check(config);
   SparseProblem problem;
   const FeatureSampler sampler = make_sampler(config);
-  problem.hidden_weights.assign(config.features, 0.0f);
+  const std::size_t planes = config.classes == 2 ? 1 : config.classes;
+  problem.hidden_weights.assign(planes * config.features, 0.0f);
   detail::Rng rng(detail::derive_seed(config.seed, 0x5eed));
   // Frequent features carry the signal (as topic words do in text): a weight's scale falls
   // with the feature's idf, so the label is learnable from a realistic number of rows. The
   // most frequent 0.1% are stop words with no weight; otherwise they would bias every margin
   // the same way and unbalance the classes.
   const std::size_t stop_words = config.zipf > 0 ? config.features / 1000 : 0;
-  for (std::size_t rank = 0; rank < config.features; ++rank) {
-    if (rng.uniform() < config.hyperplane_density && rank >= stop_words) {
-      const double idf = sampler.idf[rank];
-      problem.hidden_weights[sampler.perm[rank]] = static_cast<float>(rng.normal() / (idf * idf));
+  for (std::size_t plane = 0; plane < planes; ++plane) {
+    float* weights = problem.hidden_weights.data() + plane * config.features;
+    for (std::size_t rank = 0; rank < config.features; ++rank) {
+      if (rng.uniform() < config.hyperplane_density && rank >= stop_words) {
+        const double idf = sampler.idf[rank];
+        weights[sampler.perm[rank]] = static_cast<float>(rng.normal() / (idf * idf));
+      }
     }
   }
   // Streams: training rows 1..rows, test rows after them; 0 and small tags are reserved.
