@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "hogwild/error.h"
+#include "io/enum_names.h"
 
 namespace hogwild::detail {
 namespace {
@@ -274,17 +275,11 @@ Compression compression_of(std::string_view head) {
 }
 
 std::string_view compression_name(Compression compression) {
-  switch (compression) {
-    case Compression::kGzip:
-      return "gzip";
-    case Compression::kBzip2:
-      return "bzip2";
-    case Compression::kXz:
-      return "xz";
-    case Compression::kNone:
-      break;
-  }
-  return "plain";
+  static constexpr EnumNames<Compression, 4> kNames{{{"gzip", Compression::kGzip},
+                                                     {"bzip2", Compression::kBzip2},
+                                                     {"xz", Compression::kXz},
+                                                     {"plain", Compression::kNone}}};
+  return enum_name(kNames, compression);
 }
 
 std::string input_name(const std::filesystem::path& path) {
