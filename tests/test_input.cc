@@ -18,6 +18,7 @@
 #include "hogwild/idx.h"
 #include "hogwild/libsvm.h"
 #include "hogwild/ratings.h"
+#include "test_support.h"
 
 using namespace hogwild;
 namespace fs = std::filesystem;
@@ -76,10 +77,7 @@ std::string libsvm_text() {
 }
 
 void check_same(const Dataset& a, const Dataset& b) {
-  CHECK(a.labels == b.labels);
-  CHECK(a.indices == b.indices);
-  CHECK(a.values == b.values);
-  CHECK(a.row_offsets == b.row_offsets);
+  test::check_same_rows(a, b);
   CHECK(a.num_features == b.num_features);
 }
 

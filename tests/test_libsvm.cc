@@ -8,6 +8,7 @@
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
 #include "hogwild/libsvm.h"
+#include "test_support.h"
 
 using namespace hogwild;
 
@@ -17,13 +18,6 @@ std::string to_text(const Dataset& d) {
   std::ostringstream out;
   write_libsvm(d, out);
   return out.str();
-}
-
-void check_same(const Dataset& a, const Dataset& b) {
-  CHECK(a.row_offsets == b.row_offsets);
-  CHECK(a.indices == b.indices);
-  CHECK(a.values == b.values);
-  CHECK(a.labels == b.labels);
 }
 
 // Parses `text` and returns the error message (empty if it parsed).
@@ -47,7 +41,7 @@ TEST_CASE("generated data round-trips exactly through LIBSVM text") {
   for (const int threads : {1, 2, 4}) {
     CAPTURE(threads);
     const auto back = parse_libsvm(to_text(p.train), "mem", {.threads = threads});
-    check_same(p.train, back);
+    test::check_same_rows(p.train, back);
   }
 }
 
@@ -59,7 +53,8 @@ TEST_CASE("multi-chunk parse gives the same result and the right line numbers") 
   const auto p = generate_sparse(c);
   const std::string text = to_text(p.train);
   REQUIRE(text.size() > (3u << 20));
-  check_same(parse_libsvm(text, "mem", {.threads = 1}), parse_libsvm(text, "mem", {.threads = 8}));
+  test::check_same_rows(parse_libsvm(text, "mem", {.threads = 1}),
+                        parse_libsvm(text, "mem", {.threads = 8}));
   // Break line 31234 (deep inside a later chunk).
   std::size_t pos = 0;
   for (int line = 1; line < 31234; ++line) pos = text.find('\n', pos) + 1;
@@ -143,7 +138,7 @@ TEST_CASE("read_libsvm reads what write_libsvm wrote") {
   const auto path = std::filesystem::temp_directory_path() / "hogwild_test_roundtrip.svm";
   write_libsvm(p.train, path);
   const auto back = read_libsvm(path);
-  check_same(p.train, back);
+  test::check_same_rows(p.train, back);
   CHECK(back.source == path.string());
   std::filesystem::remove(path);
 }

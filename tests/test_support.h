@@ -2,13 +2,24 @@
 
 // Helpers shared by the tests.
 
+#include <doctest/doctest.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
+#include "hogwild/dataset.h"
 #include "hogwild/generator.h"
 
 namespace hogwild::test {
+
+/// Checks that two datasets hold the same rows, values and labels.
+inline void check_same_rows(const Dataset& a, const Dataset& b) {
+  CHECK(a.row_offsets == b.row_offsets);
+  CHECK(a.indices == b.indices);
+  CHECK(a.values == b.values);
+  CHECK(a.labels == b.labels);
+}
 
 /// Removes the keys that hold wall-clock measurements, so two reports of the same simulated
 /// run compare equal (nlohmann::json or ordered_json).
