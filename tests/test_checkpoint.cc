@@ -4,6 +4,7 @@
 // trainer's own evaluation.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -532,6 +533,7 @@ TEST_CASE("predict with a checkpoint reproduces the trainer's own test evaluatio
           m += double{c.weights[row.indices[k]]} * row.values[k];
       }
       CHECK(p.scores[i] == doctest::Approx(1 / (1 + std::exp(-m))).epsilon(1e-5));
+      CHECK(p.margins[i] == doctest::Approx(m).epsilon(1e-5));
       CHECK(p.values[i] == (m > 0 ? c.labels[1] : c.labels[0]));
       correct += p.values[i] == problem.test.labels[i];
     }
@@ -558,6 +560,12 @@ TEST_CASE("predict with a checkpoint reproduces the trainer's own test evaluatio
     c.weights = report.weights;
     const auto p = predict(c, test);
     CHECK(*p.accuracy == doctest::Approx(*report.epochs.back().test->accuracy));
+    // The predicted label is the class of the largest score.
+    REQUIRE(p.class_scores.size() == 3 * test.rows());
+    for (std::size_t i = 0; i < test.rows(); ++i) {
+      const double* s = p.class_scores.data() + 3 * i;
+      CHECK(p.values[i] == c.labels[static_cast<std::size_t>(std::max_element(s, s + 3) - s)]);
+    }
     CHECK(*p.loss == doctest::Approx(report.epochs.back().test->loss).epsilon(1e-5));
     DenseDataset wide = test;
     wide.cols = 3;

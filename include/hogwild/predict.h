@@ -18,6 +18,11 @@ struct Predictions {
   /// Per example, binary models only: the probability of the positive label (logistic) or the
   /// margin w.x (hinge). Empty for the others.
   std::vector<double> scores;
+  /// Per example, binary models only: the margin w.x (its sign is the prediction).
+  std::vector<double> margins;
+  /// Softmax and MLP models: each class's score (its logit) per example, `classes` values per
+  /// example in class-index order; the class probabilities are their softmax.
+  std::vector<double> class_scores;
   std::optional<double> loss;      ///< mean loss against the labels, when they are known
   std::optional<double> accuracy;  ///< classifiers with labels: fraction predicted correctly
   std::optional<double> rmse;      ///< squared loss and factorisation with labels

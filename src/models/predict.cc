@@ -43,6 +43,7 @@ Predictions predict_with(const Checkpoint& checkpoint, const detail::Model& mode
     const std::size_t end = std::min(n, begin + kBlock);
     out.resize((end - begin) * k);
     model.outputs(data, w, begin, end, out.data());
+    if (model.classifier()) p.class_scores.insert(p.class_scores.end(), out.begin(), out.end());
     for (std::size_t i = 0; i < end - begin; ++i) {
       const double* o = out.data() + i * k;
       p.values.push_back(
@@ -82,6 +83,7 @@ Predictions predict(const Checkpoint& model, const Dataset& data, bool labelled)
       } else {
         out.values.push_back(m > 0 ? model.labels[1] : model.labels[0]);
         out.scores.push_back(loss == LossKind::kLogistic ? 1 / (1 + std::exp(-m)) : m);
+        out.margins.push_back(m);
       }
     }
     if (labelled) {
