@@ -27,16 +27,9 @@ constexpr const char* kExitCodes =
     "Exit codes: 0 success, 2 bad usage or bad input data, 3 training diverged, 130 interrupted "
     "(SIGINT/SIGTERM) after a clean stop.";
 
-// CLI11 says "Could not convert: --epochs = abc"; every other option error reads
-// "--option: expected ..., found ...", so this one does too. The option's type comes from the
-// command that was given (argv[1], and argv[2] under `gen`).
-std::string conversion_message(const CLI::App& app, int argc, char** argv,
-                               const std::string& what) {
-  constexpr std::string_view kPrefix = "Could not convert: ";
-  const auto eq = what.find(" = ");
-  if (what.rfind(kPrefix, 0) != 0 || eq == std::string::npos) return what;
-  const std::string name = what.substr(kPrefix.size(), eq - kPrefix.size());
-  const std::string value = what.substr(eq + 3);
+// The command that was given (argv[1], and argv[2] under `gen`): the one whose option types a
+// conversion error names.
+const CLI::App& given_command(const CLI::App& app, int argc, char** argv) {
   const CLI::App* command = &app;
   for (int i = 1; i < std::min(argc, 3); ++i) {
     const CLI::App* sub = nullptr;
@@ -46,19 +39,7 @@ std::string conversion_message(const CLI::App& app, int argc, char** argv,
     if (sub == nullptr) break;
     command = sub;
   }
-  std::string type;
-  if (const auto* option = command->get_option_no_throw(name)) type = option->get_type_name();
-  const bool digits =
-      !value.empty() && value.find_first_not_of("+-0123456789") == std::string::npos;
-  std::string expected = "a value of type " + type;
-  if (type == "INT") {
-    expected = digits ? "an integer in [-2147483648, 2147483647]" : "an integer";
-  } else if (type == "UINT") {
-    expected = digits ? "a non-negative integer that fits in 64 bits" : "a non-negative integer";
-  } else if (type == "FLOAT") {
-    expected = "a number";
-  }
-  return fmt::format("{}: expected {}, found '{}'", name, expected, value);
+  return *command;
 }
 
 // Adds `name` to `cmd`, bound to `value`, its current value shown as the default.
@@ -249,7 +230,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ConversionError& e) {
-    fmt::print(stderr, "hogwild: {}\n", conversion_message(app, argc, argv, e.what()));
+    fmt::print(stderr, "hogwild: {}\n",
+               hogwild_cli::conversion_message(given_command(app, argc, argv), e.what()));
     return kExitBadInput;
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "hogwild: {}\n", e.what());

@@ -350,4 +350,25 @@ bool free_on_resume(std::string_view key) {
   return false;
 }
 
+std::string conversion_message(const CLI::App& command, const std::string& what) {
+  constexpr std::string_view kPrefix = "Could not convert: ";
+  const auto eq = what.find(" = ");
+  if (what.rfind(kPrefix, 0) != 0 || eq == std::string::npos) return what;
+  const std::string name = what.substr(kPrefix.size(), eq - kPrefix.size());
+  const std::string value = what.substr(eq + 3);
+  std::string type;
+  if (const auto* option = command.get_option_no_throw(name)) type = option->get_type_name();
+  const bool digits =
+      !value.empty() && value.find_first_not_of("+-0123456789") == std::string::npos;
+  std::string expected = "a value of type " + type;
+  if (type == "INT") {
+    expected = digits ? "an integer in [-2147483648, 2147483647]" : "an integer";
+  } else if (type == "UINT") {
+    expected = digits ? "a non-negative integer that fits in 64 bits" : "a non-negative integer";
+  } else if (type == "FLOAT") {
+    expected = "a number";
+  }
+  return fmt::format("{}: expected {}, found '{}'", name, expected, value);
+}
+
 }  // namespace hogwild_cli

@@ -92,4 +92,9 @@ std::string option_of_key(std::string_view key);
 /// True when the config key `key` may differ between a run and the checkpoint it resumes.
 bool free_on_resume(std::string_view key);
 
+/// CLI11 says "Could not convert: --epochs = abc"; every other option error reads
+/// "--option: expected ..., found ...", and this gives that form for a conversion error of an
+/// option of `command` (other messages are returned as they are).
+std::string conversion_message(const CLI::App& command, const std::string& what);
+
 }  // namespace hogwild_cli
