@@ -1,0 +1,65 @@
+"""Conversions of numpy arrays and scipy.sparse matrices to the layouts the native module takes.
+
+Each function copies only what is not already in the target layout: a C-contiguous float32 matrix,
+or CSR with sorted indices and no duplicates, goes through as it is.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def is_sparse(X):
+    """True for a scipy.sparse matrix or array."""
+    return sp.issparse(X)
+
+
+def matrix(X, what="X"):
+    """X as a scipy.sparse matrix or a 2-d numpy array."""
+    if not sp.issparse(X):
+        X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"{what}: expected a matrix (2 dimensions), found {X.ndim} dimension(s)")
+    return X
+
+
+def csr_parts(X):
+    """X as CSR arrays: uint64 indptr, uint32 column indices sorted within each row, float32 values."""
+    X = sp.csr_matrix(X)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return (
+        np.ascontiguousarray(X.indptr, dtype=np.uint64),
+        np.ascontiguousarray(X.indices, dtype=np.uint32),
+        np.ascontiguousarray(X.data, dtype=np.float32),
+    )
+
+
+def dense_rows(X):
+    """X as a C-contiguous float32 matrix (a sparse one made dense)."""
+    if sp.issparse(X):
+        X = X.toarray()
+    return np.ascontiguousarray(matrix(X), dtype=np.float32)
+
+
+def pairs(X, what="X"):
+    """(user, item) pairs, a matrix of two integer columns, as two uint32 arrays."""
+    X = np.asarray(X)
+    if X.ndim != 2 or X.shape[1] != 2:
+        raise ValueError(f"{what}: expected (user, item) pairs, a matrix of 2 columns, "
+                         f"found shape {X.shape}")
+    if X.size and (not np.all(np.equal(np.mod(X, 1), 0)) or X.min() < 0 or X.max() >= 2**32):
+        raise ValueError(f"{what}: expected non-negative integer user and item ids")
+    return (np.ascontiguousarray(X[:, 0], dtype=np.uint32),
+            np.ascontiguousarray(X[:, 1], dtype=np.uint32))
+
+
+def labels_of(y, rows, dtype, what="y"):
+    """y as a 1-d array of `rows` values of `dtype`; integer dtypes need integral values."""
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != rows:
+        raise ValueError(f"{what}: expected {rows} labels (one per row), found shape {y.shape}")
+    if np.issubdtype(dtype, np.integer) and y.size and not np.all(np.equal(np.mod(y, 1), 0)):
+        raise ValueError(f"{what}: expected integer class labels for dense rows, found "
+                         f"{y[np.not_equal(np.mod(y, 1), 0)][0]}")
+    return np.ascontiguousarray(y, dtype=dtype)

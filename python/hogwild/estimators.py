@@ -1,0 +1,233 @@
+"""scikit-learn estimators that train with hogwild: HogwildClassifier and HogwildRegressor.
+
+They follow scikit-learn's conventions (fit/predict/score, get_params/set_params, Pipeline and
+GridSearchCV, classes_, n_features_in_, coef_ and intercept_ where the model has them) and take
+hogwild's option names. Every parameter left at None takes the model's default, as on the
+command line.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from .model import Model  # noqa: F401 (the type of model_)
+
+_LINEAR = ("logistic", "hinge", "squared")
+
+
+def _squared_norms(X):
+    """Each row's squared L2 norm."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _default_step(X, model, optimizer):
+    """The step of a run that gives none: the command line's default, made smaller where the
+    rows are longer than on the data it was chosen on, so that data of any scale trains.
+
+    Linear models (command line: 0.5): SGD on one example is stable below 2 / L, L the loss's
+    curvature along the example (||x||^2, a quarter of it for the logistic loss); the step is at
+    most 1 / L for the longest row, the step scikit-learn's SAG solver takes.
+    Softmax and MLP with plain SGD (command line: 0.1, chosen on Fashion-MNIST, whose rows have a
+    mean squared norm of 162): the step shrinks in proportion to the mean squared norm beyond
+    that. Adaptive optimisers keep their default (None).
+    """
+    squares = _squared_norms(X)
+    if model in _LINEAR:
+        longest = float(np.max(squares, initial=0.0)) * (0.25 if model == "logistic" else 1.0)
+        return min(0.5, 1.0 / longest) if longest > 0 else 0.5
+    if optimizer not in (None, "sgd"):
+        return None
+    mean = float(np.mean(squares)) if squares.size else 0.0
+    return 0.1 * min(1.0, _FASHION_MNIST_SQUARED_NORM / mean) if mean > 0 else 0.1
+
+
+_FASHION_MNIST_SQUARED_NORM = 162.0
+
+
+class _HogwildEstimator(BaseEstimator):
+    """What the classifier and the regressor share: options, inputs, the fitted model."""
+
+    def _train_options(self, model, X):
+        """The options of `hogwild train` for `model` on X (with its intercept column)."""
+        options = dict(model=model, epochs=self.epochs, step=self.step, l2=self.l2,
+                       policy=self.policy, threads=self.threads, seed=self.seed)
+        if model not in _LINEAR:
+            options.update(batch=self.batch, optimizer=self.optimizer,
+                           step_schedule=self.step_schedule, decay=self.decay)
+        if model == "mlp":
+            options["hidden"] = self.hidden
+        options.update(self.options or {})
+        options = {key: value for key, value in options.items() if value is not None}
+        if "step" not in options:
+            step = _default_step(X, model, options.get("optimizer"))
+            if step is not None:
+                options["step"] = step
+        return options
+
+    def _with_intercept(self, X, model):
+        """Linear models have no bias of their own: with fit_intercept, a constant feature of 1
+        is appended (LIBLINEAR's -B 1), regularised as the other weights are."""
+        if model not in _LINEAR or not self.fit_intercept:
+            return X
+        ones = np.ones((X.shape[0], 1), dtype=np.float32)
+        if sp.issparse(X):
+            return sp.hstack([X, ones], format="csr", dtype=np.float32)
+        return np.hstack([X, ones])
+
+    def _fit_model(self, X, y, model):
+        from . import train
+
+        X = self._with_intercept(X, model)
+        self.model_, self.report_ = train(X, y, **self._train_options(model, X))
+        self.n_iter_ = self.model_.epoch
+        return self
+
+    def _predictions(self, X):
+        check_is_fitted(self)
+        X = self._validate_data(X, accept_sparse="csr", dtype=np.float32, reset=False)
+        return self.model_.predictions(self._with_intercept(X, self.model_.model))
+
+    @property
+    def coef_(self):
+        """Linear models: the weights, (1, n_features); softmax: (n_classes, n_features)."""
+        return self._coefficients()[0]
+
+    @property
+    def intercept_(self):
+        """Linear models with fit_intercept: the bias, (1,) (0 without); softmax: (n_classes,)."""
+        return self._coefficients()[1]
+
+    def _coefficients(self):
+        check_is_fitted(self)
+        w, d = self.model_.weights, self.n_features_in_
+        if self.model_.model in _LINEAR:
+            return w[:d].reshape(1, d), (w[d:d + 1] if self.fit_intercept else np.zeros(1))
+        if self.model_.model == "softmax":
+            k = len(self.model_.labels)
+            return w[:d * k].reshape(d, k).T, w[d * k:d * k + k]
+        raise AttributeError(f"coef_: a {self.model_.model} model has no linear coefficients")
+
+    def _more_tags(self):
+        # Racy updates from several threads make each fit a little different.
+        return {"non_deterministic": self.threads != 1 and self.policy != "serial"}
+
+
+
+class HogwildClassifier(ClassifierMixin, _HogwildEstimator):
+    """A classifier trained with lock-free parallel SGD.
+
+    model: auto (logistic for two classes, softmax for more), logistic, hinge (two classes),
+    softmax or mlp. epochs, step, l2, batch, optimizer, step_schedule, decay, hidden, policy,
+    threads (0 = every core) and seed are `hogwild train`'s options of those names; options is a
+    dict of any other (say {"order": "rows"}). fit_intercept appends a constant feature to
+    linear models. Fitted: classes_, model_ (a hogwild.Model), report_ (the training report),
+    n_iter_ (epochs), coef_ and intercept_ (linear and softmax models).
+    """
+
+    def __init__(self, model="auto", *, epochs=10, step=None, l2=None, batch=None,
+                 optimizer=None, step_schedule=None, decay=None, hidden=None,
+                 fit_intercept=True, policy="racy", threads=0, seed=1, options=None):
+        self.model = model
+        self.epochs = epochs
+        self.step = step
+        self.l2 = l2
+        self.batch = batch
+        self.optimizer = optimizer
+        self.step_schedule = step_schedule
+        self.decay = decay
+        self.hidden = hidden
+        self.fit_intercept = fit_intercept
+        self.policy = policy
+        self.threads = threads
+        self.seed = seed
+        self.options = options
+
+    def _model_for(self, classes):
+        if self.model == "auto":
+            return "logistic" if classes == 2 else "softmax"
+        if self.model not in ("logistic", "hinge", "softmax", "mlp"):
+            raise ValueError(f"model: expected auto, logistic, hinge, softmax or mlp, found "
+                             f"'{self.model}'")
+        if self.model in ("logistic", "hinge") and classes > 2:
+            raise ValueError(f"model: expected two classes for {self.model}, found {classes} "
+                             f"classes (softmax and mlp take more)")
+        return self.model
+
+    def fit(self, X, y):
+        """Trains on X (numpy array or scipy.sparse matrix) and class labels y."""
+        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float32)
+        check_classification_targets(y)
+        self.classes_, indices = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(f"y: expected two or more classes, found one class "
+                             f"({self.classes_[0]!r})")
+        return self._fit_model(X, indices, self._model_for(len(self.classes_)))
+
+    def predict(self, X):
+        """The predicted class of each row."""
+        indices = self._predictions(X)["values"].astype(np.intp)
+        return self.classes_[indices]
+
+    def decision_function(self, X):
+        """Two classes: the margin per row (positive: classes_[1]); more: each class's score."""
+        p = self._predictions(X)
+        if "margins" in p:
+            return p["margins"]
+        scores = p["class_scores"]
+        return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
+
+    def _more_tags(self):
+        return {**super()._more_tags(), "binary_only": self.model in ("logistic", "hinge")}
+
+    def _has_proba(self):
+        return self.model != "hinge"
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Each class's probability per row (not for hinge)."""
+        check_is_fitted(self)
+        X = self._validate_data(X, accept_sparse="csr", dtype=np.float32, reset=False)
+        return self.model_.predict_proba(self._with_intercept(X, self.model_.model))
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X):
+        """The logarithm of predict_proba."""
+        return np.log(self.predict_proba(X))
+
+
+class HogwildRegressor(RegressorMixin, _HogwildEstimator):
+    """Least-squares linear regression trained with lock-free parallel SGD.
+
+    epochs, step, l2, policy, threads (0 = every core) and seed are `hogwild train`'s options of
+    those names; options is a dict of any other. fit_intercept appends a constant feature.
+    Fitted: model_, report_, n_iter_, coef_, intercept_.
+    """
+
+    def __init__(self, *, epochs=10, step=None, l2=None, fit_intercept=True, policy="racy",
+                 threads=0, seed=1, options=None):
+        self.epochs = epochs
+        self.step = step
+        self.l2 = l2
+        self.fit_intercept = fit_intercept
+        self.policy = policy
+        self.threads = threads
+        self.seed = seed
+        self.options = options
+
+    # The classifier's model-only options do not apply to a linear model.
+    batch = optimizer = step_schedule = decay = hidden = None
+
+    def fit(self, X, y):
+        """Trains on X (numpy array or scipy.sparse matrix) and target values y."""
+        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float32, y_numeric=True)
+        return self._fit_model(X, y, "squared")
+
+
+    def predict(self, X):
+        """The predicted value of each row."""
+        return self._predictions(X)["values"]

@@ -1,0 +1,428 @@
+// The native part of the Python package (hogwild._hogwild): training on arrays already in the
+// library's layouts (hogwild/_arrays.py converts numpy and scipy inputs to them), the trained
+// model, and its predictions. Options arrive as the command line's own arguments and are read by
+// its option table (tools/train_options.h), so names, defaults, checks and messages are the
+// CLI's.
+
+#include <fmt/format.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hogwild/hogwild.h"
+#include "train_options.h"
+
+namespace py = pybind11;
+
+namespace {
+
+template <class T>
+using Array = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+/// Stops a run from another thread and tells how far it got: hogwild.Control.
+struct Control {
+  std::atomic<bool> stop{false};  ///< set: workers stop within a few thousand samples
+  std::atomic<int> epochs{0};     ///< epochs completed so far
+};
+
+// How often a training call looks for a pending signal (Ctrl-C) while the GIL is released.
+constexpr auto kSignalPoll = std::chrono::milliseconds(50);
+
+template <class T>
+std::vector<T> to_vector(const Array<T>& a) {
+  return std::vector<T>(a.data(), a.data() + a.size());
+}
+
+// Rows in CSR form as the library's Dataset, checked as the LIBSVM reader checks a file: indices
+// strictly increasing within a row and below `features`, values finite.
+hogwild::Dataset sparse_data(const Array<std::uint64_t>& indptr,
+                             const Array<std::uint32_t>& indices, const Array<float>& values,
+                             const Array<float>& labels, std::size_t features,
+                             const std::string& name) {
+  const std::size_t rows = labels.size();
+  if (indptr.size() != rows + 1 || indptr.data()[0] != 0 || indptr.data()[rows] != indices.size() ||
+      values.size() != indices.size()) {
+    throw hogwild::InputError(fmt::format(
+        "{}: expected CSR arrays of {} rows (indptr of {} entries from 0 to the {} nonzeros), "
+        "found indptr of {} entries",
+        name, rows, rows + 1, indices.size(), indptr.size()));
+  }
+  hogwild::Dataset data;
+  data.row_offsets = to_vector(indptr);
+  data.indices = to_vector(indices);
+  data.values = to_vector(values);
+  data.labels = to_vector(labels);
+  data.num_features = features;
+  data.source = name;
+  for (std::size_t i = 0; i < rows; ++i) {
+    const auto begin = data.row_offsets[i], end = data.row_offsets[i + 1];
+    if (end < begin || end > data.indices.size()) {
+      throw hogwild::InputError(fmt::format(
+          "{}: row {}: expected increasing indptr, found {} after {}", name, i, end, begin));
+    }
+    for (auto k = begin; k < end; ++k) {
+      if (data.indices[k] >= features || (k > begin && data.indices[k] <= data.indices[k - 1])) {
+        throw hogwild::InputError(
+            fmt::format("{}: row {}: expected increasing column indices below {}, found {}", name,
+                        i, features, data.indices[k]));
+      }
+      if (!std::isfinite(data.values[k])) {
+        throw hogwild::InputError(
+            fmt::format("{}: row {}: expected a finite value, found {}", name, i, data.values[k]));
+      }
+    }
+  }
+  return data;
+}
+
+// A row-major matrix and integer class labels as the library's DenseDataset.
+hogwild::DenseDataset dense_data(const Array<float>& features, const Array<std::int32_t>& labels,
+                                 const std::string& name) {
+  if (features.ndim() != 2 || static_cast<std::size_t>(features.shape(0)) != labels.size()) {
+    throw hogwild::InputError(fmt::format("{}: expected a matrix of {} rows, found shape ({})",
+                                          name, labels.size(), features.ndim()));
+  }
+  hogwild::DenseDataset data;
+  data.features = to_vector(features);
+  data.labels = to_vector(labels);
+  data.cols = static_cast<std::size_t>(features.shape(1));
+  data.shape = {data.cols};
+  data.source = name;
+  return data;
+}
+
+// (user, item, rating) triplets as the library's Ratings.
+hogwild::Ratings ratings_data(const Array<std::uint32_t>& users, const Array<std::uint32_t>& items,
+                              const Array<float>& values, const std::string& name) {
+  if (users.size() != values.size() || items.size() != values.size()) {
+    throw hogwild::InputError(fmt::format("{}: expected {} users and items, found {} and {}", name,
+                                          values.size(), users.size(), items.size()));
+  }
+  hogwild::Ratings data;
+  data.source = name;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    data.append(users.data()[i], items.data()[i], values.data()[i]);
+  }
+  return data;
+}
+
+// The options as `hogwild train` reads them, for data of `format`.
+hogwild_cli::TrainArgs parse_options(const std::vector<std::string>& options,
+                                     const std::string& format) {
+  CLI::App app;
+  hogwild_cli::TrainArgs args;
+  auto* train = hogwild_cli::add_train(app, args);
+  std::vector<std::string> argv{"train", "--train", "arrays", "--format", format};
+  argv.insert(argv.end(), options.begin(), options.end());
+  std::reverse(argv.begin(), argv.end());  // CLI11 takes them last first
+  try {
+    app.parse(argv);
+  } catch (const CLI::ConversionError& e) {
+    throw hogwild::InputError(hogwild_cli::conversion_message(*train, e.what()));
+  } catch (const CLI::ParseError& e) {
+    throw hogwild::InputError(e.what());
+  }
+  hogwild_cli::apply(args);
+  return args;
+}
+
+// Runs `run` on a thread of its own with the GIL released, so that other Python threads go on;
+// meanwhile the calling thread looks for signals. A signal whose handler raises (Ctrl-C's
+// KeyboardInterrupt) stops the workers through `control`, and the exception is raised once they
+// have stopped.
+hogwild::Report run_without_gil(const std::function<hogwild::Report()>& run, Control& control) {
+  std::optional<hogwild::Report> report;
+  std::exception_ptr error;
+  std::optional<py::error_already_set> raised;
+  {
+    py::gil_scoped_release release;
+    std::mutex mutex;
+    std::condition_variable finished;
+    bool done = false;
+    std::thread worker([&] {
+      try {
+        report = run();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      const std::lock_guard lock(mutex);
+      done = true;
+      finished.notify_one();
+    });
+    std::unique_lock lock(mutex);
+    while (!finished.wait_for(lock, kSignalPoll, [&] { return done; })) {
+      if (raised) continue;
+      lock.unlock();
+      {
+        const py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) {
+          raised.emplace();
+          control.stop = true;
+        }
+      }
+      lock.lock();
+    }
+    lock.unlock();
+    worker.join();
+  }
+  if (raised) throw *raised;
+  if (error) std::rethrow_exception(error);
+  return std::move(*report);
+}
+
+// One line per epoch on standard error (verbose=True).
+void print_epoch(const hogwild::EpochRecord& r) {
+  std::string line =
+      fmt::format("epoch {}: {:.4f} s, train loss {:.6f}", r.epoch, r.seconds, r.train.loss);
+  if (r.test) line += fmt::format(", test loss {:.6f}", r.test->loss);
+  if (r.test && r.test->accuracy) {
+    line += fmt::format(", test accuracy {:.2f}%", 100 * *r.test->accuracy);
+  }
+  if (r.test && r.test->rmse) line += fmt::format(", test rmse {:.5f}", *r.test->rmse);
+  fmt::print(stderr, "{}\n", line);
+  std::fflush(stderr);
+}
+
+// Seconds since `start`.
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Trains on `train` (and evaluates on `test`); returns the model, the report as JSON text and
+// `conversion_seconds` (the time it took to copy the arrays into `train` and `test`).
+// The storage is shuffled once first where the row order reads runs of stored rows, as the CLI
+// does, so a run here is the CLI's run on the same data.
+template <class Data>
+py::tuple train_on(const hogwild_cli::TrainArgs& args, Data train, const std::optional<Data>& test,
+                   Control* given, bool verbose, double conversion_seconds) {
+  Control own;
+  Control& control = given ? *given : own;
+  control.stop = false;
+  control.epochs = 0;
+  const auto& config = args.config;
+  const Data* test_data = test ? &*test : nullptr;
+  auto checkpoint = hogwild::checkpoint_for(config, train, test_data);
+  hogwild::Callbacks callbacks;
+  callbacks.stop = &control.stop;
+  callbacks.on_epoch = [&](const hogwild::EpochRecord& r) {
+    control.epochs = r.epoch;
+    if (verbose) print_epoch(r);
+  };
+  callbacks.on_epoch_state = [&](const hogwild::TrainState& state) {
+    hogwild::record_state(checkpoint, state);
+  };
+  const auto report = run_without_gil(
+      [&] {
+        if (config.block_rows > 0) hogwild::shuffle_rows(train, config.seed);
+        return hogwild::train(config, train, test_data, callbacks);
+      },
+      control);
+  // A stopped run's model holds the parameters the workers stopped at.
+  checkpoint.weights = report.weights;
+  return py::make_tuple(checkpoint, hogwild::to_json(report), conversion_seconds);
+}
+
+template <class T>
+py::array_t<T> to_array(const std::vector<T>& values) {
+  return py::array_t<T>(static_cast<py::ssize_t>(values.size()), values.data());
+}
+
+// The predictions as a dict of arrays: values, and scores, margins or class_scores (examples x
+// classes) where the model gives them.
+py::dict prediction_dict(const hogwild::Predictions& p, std::size_t classes) {
+  py::dict out;
+  out["values"] = to_array(p.values);
+  if (!p.scores.empty()) out["scores"] = to_array(p.scores);
+  if (!p.margins.empty()) out["margins"] = to_array(p.margins);
+  if (!p.class_scores.empty() && classes > 0) {
+    auto scores = to_array(p.class_scores);
+    out["class_scores"] = scores.reshape({static_cast<py::ssize_t>(p.class_scores.size() / classes),
+                                          static_cast<py::ssize_t>(classes)});
+  }
+  return out;
+}
+
+void translate_errors(py::module_& m) {
+  static py::exception<hogwild::DivergenceError> diverged(m, "DivergenceError",
+                                                          PyExc_ArithmeticError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const hogwild::InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const hogwild::SystemError& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
+    } catch (const hogwild::DivergenceError& e) {
+      diverged(e.what());
+    }
+  });
+}
+
+std::vector<std::string> option_names() {
+  std::vector<std::string> names;
+  for (const auto& option : hogwild_cli::train_options()) names.emplace_back(option.name);
+  return names;
+}
+
+using Checkpoint = hogwild::Checkpoint;
+
+void bind_model(py::module_& m) {
+  py::class_<Checkpoint>(m, "Model", "A trained model: its shape, labels and parameters.")
+      .def_readonly("model", &Checkpoint::model, "logistic, hinge, squared, softmax, mlp or mf")
+      .def_readonly("format", &Checkpoint::format,
+                    "the training data's form: libsvm (rows), "
+                    "idx (dense rows) or ratings")
+      .def_readonly("features", &Checkpoint::features, "input dimension")
+      .def_readonly("classes", &Checkpoint::classes, "softmax and mlp: number of classes")
+      .def_readonly("hidden", &Checkpoint::hidden, "mlp: hidden layer widths")
+      .def_readonly("users", &Checkpoint::users, "mf: rows of the user factors")
+      .def_readonly("items", &Checkpoint::items, "mf: rows of the item factors")
+      .def_readonly("rank", &Checkpoint::rank, "mf: factorisation rank")
+      .def_readonly("labels", &Checkpoint::labels, "the label value of each class index")
+      .def_readonly("epoch", &Checkpoint::epoch, "epochs completed")
+      .def_property_readonly(
+          "weights", [](const Checkpoint& c) { return to_array(c.weights); },
+          "a copy of the parameters, in the model's layout")
+      .def(
+          "predict_sparse",
+          [](const Checkpoint& c, const Array<std::uint64_t>& indptr,
+             const Array<std::uint32_t>& indices, const Array<float>& values,
+             std::size_t features) {
+            const std::size_t rows = indptr.size() > 0 ? indptr.size() - 1 : 0;
+            const auto data =
+                sparse_data(indptr, indices, values, Array<float>(static_cast<py::ssize_t>(rows)),
+                            features, "X");
+            const py::gil_scoped_release release;
+            auto p = hogwild::predict(c, data, false);
+            const py::gil_scoped_acquire gil;
+            return prediction_dict(p, c.classes);
+          },
+          "Predictions for CSR rows (uint64 indptr, uint32 indices, float32 values).")
+      .def(
+          "predict_dense",
+          [](const Checkpoint& c, const Array<float>& features) {
+            const auto rows = features.ndim() == 2 ? features.shape(0) : 0;
+            const auto data = dense_data(features, Array<std::int32_t>(rows), "X");
+            const py::gil_scoped_release release;
+            auto p = hogwild::predict(c, data, false);
+            const py::gil_scoped_acquire gil;
+            return prediction_dict(p, c.classes);
+          },
+          "Predictions for a row-major float32 matrix.")
+      .def(
+          "predict_ratings",
+          [](const Checkpoint& c, const Array<std::uint32_t>& users,
+             const Array<std::uint32_t>& items) {
+            const auto data = ratings_data(users, items, Array<float>(users.size()), "X");
+            return prediction_dict(hogwild::predict(c, data, false), 0);
+          },
+          "Predicted ratings of (user, item) pairs.")
+      .def(
+          "serialize", [](const Checkpoint& c) { return py::bytes(serialize_checkpoint(c)); },
+          "The model in the checkpoint file format (hogwild predict and --resume read it).")
+      .def(
+          "save",
+          [](const Checkpoint& c, const std::filesystem::path& path) {
+            hogwild::save_checkpoint(path, c);
+          },
+          "Writes the model to `path` atomically, as a checkpoint file.")
+      .def(py::pickle([](const Checkpoint& c) { return py::bytes(serialize_checkpoint(c)); },
+                      [](const py::bytes& bytes) {
+                        return hogwild::parse_checkpoint(std::string(bytes), "pickled model");
+                      }));
+  m.def(
+      "load", [](const std::filesystem::path& path) { return hogwild::load_checkpoint(path); },
+      "Reads a model (a checkpoint file of `hogwild train --checkpoint` or Model.save).");
+}
+
+void bind_training(py::module_& m) {
+  py::class_<Control>(m, "Control",
+                      "Stops a training run from another thread and tells how far it got.")
+      .def(py::init<>())
+      .def(
+          "stop", [](Control& c) { c.stop = true; },
+          "Asks the run to stop: workers stop within a few thousand samples.")
+      .def_property_readonly(
+          "epochs", [](const Control& c) { return c.epochs.load(); }, "epochs completed so far");
+  m.def(
+      "train_sparse",
+      [](const Array<std::uint64_t>& indptr, const Array<std::uint32_t>& indices,
+         const Array<float>& values, const Array<float>& labels, std::size_t features,
+         const std::optional<py::tuple>& test, const std::vector<std::string>& options,
+         Control* control, bool verbose) {
+        const auto args = parse_options(options, "libsvm");
+        const auto start = std::chrono::steady_clock::now();
+        auto train = sparse_data(indptr, indices, values, labels, features, "X");
+        std::optional<hogwild::Dataset> test_data;
+        if (test) {
+          const auto& t = *test;
+          test_data =
+              sparse_data(t[0].cast<Array<std::uint64_t>>(), t[1].cast<Array<std::uint32_t>>(),
+                          t[2].cast<Array<float>>(), t[3].cast<Array<float>>(), features, "X_test");
+        }
+        return train_on(args, std::move(train), test_data, control, verbose, seconds_since(start));
+      },
+      py::arg("indptr"), py::arg("indices"), py::arg("values"), py::arg("labels"),
+      py::arg("features"), py::arg("test"), py::arg("options"), py::arg("control"),
+      py::arg("verbose"));
+  m.def(
+      "train_dense",
+      [](const Array<float>& features, const Array<std::int32_t>& labels,
+         const std::optional<py::tuple>& test, const std::vector<std::string>& options,
+         Control* control, bool verbose) {
+        const auto args = parse_options(options, "idx");
+        const auto start = std::chrono::steady_clock::now();
+        auto train = dense_data(features, labels, "X");
+        std::optional<hogwild::DenseDataset> test_data;
+        if (test) {
+          test_data = dense_data((*test)[0].cast<Array<float>>(),
+                                 (*test)[1].cast<Array<std::int32_t>>(), "X_test");
+        }
+        return train_on(args, std::move(train), test_data, control, verbose, seconds_since(start));
+      },
+      py::arg("features"), py::arg("labels"), py::arg("test"), py::arg("options"),
+      py::arg("control"), py::arg("verbose"));
+  m.def(
+      "train_ratings",
+      [](const Array<std::uint32_t>& users, const Array<std::uint32_t>& items,
+         const Array<float>& values, const std::optional<py::tuple>& test,
+         const std::vector<std::string>& options, Control* control, bool verbose) {
+        const auto args = parse_options(options, "ratings");
+        const auto start = std::chrono::steady_clock::now();
+        auto train = ratings_data(users, items, values, "X");
+        std::optional<hogwild::Ratings> test_data;
+        if (test) {
+          const auto& t = *test;
+          test_data =
+              ratings_data(t[0].cast<Array<std::uint32_t>>(), t[1].cast<Array<std::uint32_t>>(),
+                           t[2].cast<Array<float>>(), "X_test");
+        }
+        return train_on(args, std::move(train), test_data, control, verbose, seconds_since(start));
+      },
+      py::arg("users"), py::arg("items"), py::arg("values"), py::arg("test"), py::arg("options"),
+      py::arg("control"), py::arg("verbose"));
+  m.def("option_names", &option_names, "The options of `hogwild train`, as --name.");
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_hogwild, m) {
+  m.doc() = "hogwild's native part: training and prediction on arrays (see the hogwild package).";
+  translate_errors(m);
+  bind_model(m);
+  bind_training(m);
+}

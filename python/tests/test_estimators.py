@@ -1,0 +1,67 @@
+"""The estimators in scikit-learn's machinery, against scikit-learn's own models."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_digits, make_regression
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from hogwild import HogwildClassifier, HogwildRegressor
+
+
+def _split(X, y):
+    return train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_binary_classifier_in_a_pipeline_matches_logistic_regression(threads):
+    X_train, X_test, y_train, y_test = _split(*load_breast_cancer(return_X_y=True))
+    ours = make_pipeline(StandardScaler(), HogwildClassifier(threads=threads)).fit(X_train,
+                                                                                  y_train)
+    reference = make_pipeline(StandardScaler(), LogisticRegression()).fit(X_train, y_train)
+    assert ours.score(X_test, y_test) >= reference.score(X_test, y_test) - 0.03
+
+
+@pytest.mark.parametrize("model", ["softmax", "mlp"])
+def test_multiclass_digits_match_logistic_regression(model):
+    X_train, X_test, y_train, y_test = _split(*load_digits(return_X_y=True))
+    ours = HogwildClassifier(model=model, epochs=20, threads=1).fit(X_train, y_train)
+    reference = LogisticRegression(max_iter=2000).fit(X_train, y_train)
+    assert ours.score(X_test, y_test) >= reference.score(X_test, y_test) - 0.03
+    proba = ours.predict_proba(X_test)
+    assert proba.shape == (len(y_test), 10)
+    np.testing.assert_array_equal(ours.classes_[np.argmax(proba, axis=1)], ours.predict(X_test))
+
+
+def test_string_labels_map_back_to_themselves():
+    X, y = load_breast_cancer(return_X_y=True)
+    names = np.array(["benign", "malignant"])[y]
+    clf = make_pipeline(StandardScaler(), HogwildClassifier(threads=1)).fit(X, names)
+    assert set(clf.predict(X)) == {"benign", "malignant"}
+    assert clf.score(X, names) > 0.95
+
+
+def test_grid_search_picks_among_steps():
+    X, y = load_breast_cancer(return_X_y=True)
+    search = GridSearchCV(make_pipeline(StandardScaler(), HogwildClassifier(threads=1)),
+                          {"hogwildclassifier__step": [1e-4, 0.1]}, cv=3).fit(X, y)
+    assert search.best_params_ == {"hogwildclassifier__step": 0.1}
+
+
+def test_regressor_finds_the_least_squares_fit():
+    X, y = make_regression(n_samples=2000, n_features=10, noise=1.0, bias=4.0, random_state=1)
+    ours = HogwildRegressor(threads=1, epochs=30).fit(X, y)
+    reference = LinearRegression().fit(X, y)
+    np.testing.assert_allclose(ours.coef_.ravel(), reference.coef_, atol=0.05 * np.abs(y).std())
+    assert ours.intercept_[0] == pytest.approx(reference.intercept_, abs=0.5)
+    assert ours.score(X, y) >= reference.score(X, y) - 0.01
+
+
+def test_hinge_has_no_probabilities_and_refuses_three_classes():
+    clf = HogwildClassifier(model="hinge")
+    assert not hasattr(clf, "predict_proba")
+    X, y = load_digits(return_X_y=True)
+    with pytest.raises(ValueError, match="model: expected two classes for hinge, found 10"):
+        clf.fit(X, y)
