@@ -48,13 +48,16 @@ std::vector<T> to_vector(const Array<T>& a) {
 }
 
 // Rows in CSR form as the library's Dataset, checked as the LIBSVM reader checks a file: indices
-// strictly increasing within a row and below `features`, values finite.
+// strictly increasing within a row and below `features`, values finite. With `intercept`, every
+// row gets one more feature, index `features`, of value 1: a bias for the linear models. Rows are
+// stored in `order` (the i-th stored is the order[i]-th given), as given when it is empty.
 hogwild::Dataset sparse_data(const Array<std::uint64_t>& indptr,
                              const Array<std::uint32_t>& indices, const Array<float>& values,
-                             const Array<float>& labels, std::size_t features,
-                             const std::string& name) {
+                             const Array<float>& labels, std::size_t features, bool intercept,
+                             const std::string& name, const std::vector<std::size_t>& order = {}) {
   const std::size_t rows = labels.size();
-  if (indptr.size() != rows + 1 || indptr.data()[0] != 0 || indptr.data()[rows] != indices.size() ||
+  const std::uint64_t* offsets = indptr.data();
+  if (indptr.size() != rows + 1 || offsets[0] != 0 || offsets[rows] != indices.size() ||
       values.size() != indices.size()) {
     throw hogwild::InputError(fmt::format(
         "{}: expected CSR arrays of {} rows (indptr of {} entries from 0 to the {} nonzeros), "
@@ -62,59 +65,86 @@ hogwild::Dataset sparse_data(const Array<std::uint64_t>& indptr,
         name, rows, rows + 1, indices.size(), indptr.size()));
   }
   hogwild::Dataset data;
-  data.row_offsets = to_vector(indptr);
-  data.indices = to_vector(indices);
-  data.values = to_vector(values);
-  data.labels = to_vector(labels);
-  data.num_features = features;
+  data.num_features = features + (intercept ? 1 : 0);
   data.source = name;
-  for (std::size_t i = 0; i < rows; ++i) {
-    const auto begin = data.row_offsets[i], end = data.row_offsets[i + 1];
-    if (end < begin || end > data.indices.size()) {
+  data.labels.resize(rows);
+  data.row_offsets.resize(rows + 1);
+  data.indices.reserve(indices.size() + (intercept ? rows : 0));
+  data.values.reserve(data.indices.capacity());
+  const std::uint32_t* index = indices.data();
+  const float* value = values.data();
+  for (std::size_t stored = 0; stored < rows; ++stored) {
+    const std::size_t i = order.empty() ? stored : order[stored];
+    const auto begin = offsets[i], end = offsets[i + 1];
+    if (end < begin || end > indices.size()) {
       throw hogwild::InputError(fmt::format(
           "{}: row {}: expected increasing indptr, found {} after {}", name, i, end, begin));
     }
     for (auto k = begin; k < end; ++k) {
-      if (data.indices[k] >= features || (k > begin && data.indices[k] <= data.indices[k - 1])) {
+      if (index[k] >= features || (k > begin && index[k] <= index[k - 1])) {
         throw hogwild::InputError(
             fmt::format("{}: row {}: expected increasing column indices below {}, found {}", name,
-                        i, features, data.indices[k]));
+                        i, features, index[k]));
       }
-      if (!std::isfinite(data.values[k])) {
+      if (!std::isfinite(value[k])) {
         throw hogwild::InputError(
-            fmt::format("{}: row {}: expected a finite value, found {}", name, i, data.values[k]));
+            fmt::format("{}: row {}: expected a finite value, found {}", name, i, value[k]));
       }
     }
+    data.indices.insert(data.indices.end(), index + begin, index + end);
+    data.values.insert(data.values.end(), value + begin, value + end);
+    if (intercept) {
+      data.indices.push_back(static_cast<std::uint32_t>(features));
+      data.values.push_back(1.0f);
+    }
+    data.row_offsets[stored + 1] = data.indices.size();
+    data.labels[stored] = labels.data()[i];
   }
   return data;
 }
 
-// A row-major matrix and integer class labels as the library's DenseDataset.
+// A row-major matrix and integer class labels as the library's DenseDataset, its rows stored in
+// `order` (as given when it is empty).
 hogwild::DenseDataset dense_data(const Array<float>& features, const Array<std::int32_t>& labels,
-                                 const std::string& name) {
+                                 const std::string& name,
+                                 const std::vector<std::size_t>& order = {}) {
   if (features.ndim() != 2 || static_cast<std::size_t>(features.shape(0)) != labels.size()) {
     throw hogwild::InputError(fmt::format("{}: expected a matrix of {} rows, found shape ({})",
                                           name, labels.size(), features.ndim()));
   }
   hogwild::DenseDataset data;
-  data.features = to_vector(features);
-  data.labels = to_vector(labels);
   data.cols = static_cast<std::size_t>(features.shape(1));
   data.shape = {data.cols};
   data.source = name;
+  if (order.empty()) {
+    data.features = to_vector(features);
+    data.labels = to_vector(labels);
+    return data;
+  }
+  data.features.resize(features.size());
+  data.labels.resize(labels.size());
+  for (std::size_t stored = 0; stored < order.size(); ++stored) {
+    const std::size_t i = order[stored];
+    std::copy_n(features.data() + i * data.cols, data.cols,
+                data.features.data() + stored * data.cols);
+    data.labels[stored] = labels.data()[i];
+  }
   return data;
 }
 
-// (user, item, rating) triplets as the library's Ratings.
+// (user, item, rating) triplets as the library's Ratings, stored in `order` (as given when it is
+// empty).
 hogwild::Ratings ratings_data(const Array<std::uint32_t>& users, const Array<std::uint32_t>& items,
-                              const Array<float>& values, const std::string& name) {
+                              const Array<float>& values, const std::string& name,
+                              const std::vector<std::size_t>& order = {}) {
   if (users.size() != values.size() || items.size() != values.size()) {
     throw hogwild::InputError(fmt::format("{}: expected {} users and items, found {} and {}", name,
                                           values.size(), users.size(), items.size()));
   }
   hogwild::Ratings data;
   data.source = name;
-  for (std::size_t i = 0; i < values.size(); ++i) {
+  for (std::size_t stored = 0; stored < values.size(); ++stored) {
+    const std::size_t i = order.empty() ? stored : order[stored];
     data.append(users.data()[i], items.data()[i], values.data()[i]);
   }
   return data;
@@ -202,10 +232,17 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Trains on `train` (and evaluates on `test`); returns the model, the report as JSON text and
-// `conversion_seconds` (the time it took to copy the arrays into `train` and `test`).
-// The storage is shuffled once first where the row order reads runs of stored rows, as the CLI
-// does, so a run here is the CLI's run on the same data.
+// The order to store `rows` training examples in: where the run reads runs of stored rows, the
+// order the CLI shuffles its data's storage into (shuffle_rows), so that a run here is the CLI's
+// run on the same data; else as given.
+std::vector<std::size_t> storage_for(const hogwild_cli::TrainArgs& args, std::size_t rows) {
+  if (args.config.block_rows == 0) return {};
+  return hogwild::storage_order(rows, args.config.seed);
+}
+
+// Trains on `train` (stored in storage_for's order) and evaluates on `test`; returns the model,
+// the report as JSON text and `conversion_seconds` (the time it took to copy the arrays into
+// `train` and `test`).
 template <class Data>
 py::tuple train_on(const hogwild_cli::TrainArgs& args, Data train, const std::optional<Data>& test,
                    Control* given, bool verbose, double conversion_seconds) {
@@ -225,12 +262,8 @@ py::tuple train_on(const hogwild_cli::TrainArgs& args, Data train, const std::op
   callbacks.on_epoch_state = [&](const hogwild::TrainState& state) {
     hogwild::record_state(checkpoint, state);
   };
-  const auto report = run_without_gil(
-      [&] {
-        if (config.block_rows > 0) hogwild::shuffle_rows(train, config.seed);
-        return hogwild::train(config, train, test_data, callbacks);
-      },
-      control);
+  const auto report =
+      run_without_gil([&] { return hogwild::train(config, train, test_data, callbacks); }, control);
   // A stopped run's model holds the parameters the workers stopped at.
   checkpoint.weights = report.weights;
   return py::make_tuple(checkpoint, hogwild::to_json(report), conversion_seconds);
@@ -300,18 +333,21 @@ void bind_model(py::module_& m) {
       .def(
           "predict_sparse",
           [](const Checkpoint& c, const Array<std::uint64_t>& indptr,
-             const Array<std::uint32_t>& indices, const Array<float>& values,
-             std::size_t features) {
+             const Array<std::uint32_t>& indices, const Array<float>& values, std::size_t features,
+             bool intercept) {
             const std::size_t rows = indptr.size() > 0 ? indptr.size() - 1 : 0;
             const auto data =
                 sparse_data(indptr, indices, values, Array<float>(static_cast<py::ssize_t>(rows)),
-                            features, "X");
+                            features, intercept, "X");
             const py::gil_scoped_release release;
             auto p = hogwild::predict(c, data, false);
             const py::gil_scoped_acquire gil;
             return prediction_dict(p, c.classes);
           },
-          "Predictions for CSR rows (uint64 indptr, uint32 indices, float32 values).")
+          py::arg("indptr"), py::arg("indices"), py::arg("values"), py::arg("features"),
+          py::arg("intercept") = false,
+          "Predictions for CSR rows (uint64 indptr, uint32 indices, float32 values); with "
+          "`intercept`, each row ends with a feature of value 1, as in training.")
       .def(
           "predict_dense",
           [](const Checkpoint& c, const Array<float>& features) {
@@ -362,23 +398,24 @@ void bind_training(py::module_& m) {
       "train_sparse",
       [](const Array<std::uint64_t>& indptr, const Array<std::uint32_t>& indices,
          const Array<float>& values, const Array<float>& labels, std::size_t features,
-         const std::optional<py::tuple>& test, const std::vector<std::string>& options,
-         Control* control, bool verbose) {
+         bool intercept, const std::optional<py::tuple>& test,
+         const std::vector<std::string>& options, Control* control, bool verbose) {
         const auto args = parse_options(options, "libsvm");
         const auto start = std::chrono::steady_clock::now();
-        auto train = sparse_data(indptr, indices, values, labels, features, "X");
+        auto train = sparse_data(indptr, indices, values, labels, features, intercept, "X",
+                                 storage_for(args, labels.size()));
         std::optional<hogwild::Dataset> test_data;
         if (test) {
           const auto& t = *test;
-          test_data =
-              sparse_data(t[0].cast<Array<std::uint64_t>>(), t[1].cast<Array<std::uint32_t>>(),
-                          t[2].cast<Array<float>>(), t[3].cast<Array<float>>(), features, "X_test");
+          test_data = sparse_data(t[0].cast<Array<std::uint64_t>>(),
+                                  t[1].cast<Array<std::uint32_t>>(), t[2].cast<Array<float>>(),
+                                  t[3].cast<Array<float>>(), features, intercept, "X_test");
         }
         return train_on(args, std::move(train), test_data, control, verbose, seconds_since(start));
       },
       py::arg("indptr"), py::arg("indices"), py::arg("values"), py::arg("labels"),
-      py::arg("features"), py::arg("test"), py::arg("options"), py::arg("control"),
-      py::arg("verbose"));
+      py::arg("features"), py::arg("intercept"), py::arg("test"), py::arg("options"),
+      py::arg("control"), py::arg("verbose"));
   m.def(
       "train_dense",
       [](const Array<float>& features, const Array<std::int32_t>& labels,
@@ -386,7 +423,7 @@ void bind_training(py::module_& m) {
          Control* control, bool verbose) {
         const auto args = parse_options(options, "idx");
         const auto start = std::chrono::steady_clock::now();
-        auto train = dense_data(features, labels, "X");
+        auto train = dense_data(features, labels, "X", storage_for(args, labels.size()));
         std::optional<hogwild::DenseDataset> test_data;
         if (test) {
           test_data = dense_data((*test)[0].cast<Array<float>>(),
@@ -403,7 +440,7 @@ void bind_training(py::module_& m) {
          const std::vector<std::string>& options, Control* control, bool verbose) {
         const auto args = parse_options(options, "ratings");
         const auto start = std::chrono::steady_clock::now();
-        auto train = ratings_data(users, items, values, "X");
+        auto train = ratings_data(users, items, values, "X", storage_for(args, values.size()));
         std::optional<hogwild::Ratings> test_data;
         if (test) {
           const auto& t = *test;

@@ -57,6 +57,10 @@ DatasetStats describe(const Dataset& data);
 /// Number of examples in which each feature is nonzero (size data.num_features).
 std::vector<std::uint32_t> feature_counts(const Dataset& data);
 
+/// The order shuffle_rows stores `n` examples in for `seed`: the i-th stored is the
+/// order[i]-th given. Whoever copies examples in anyway can copy them in this order instead.
+std::vector<std::size_t> storage_order(std::size_t n, std::uint64_t seed);
+
 /// Rewrites the rows' storage in a random order drawn from `seed` (rows keep their labels),
 /// so that runs of consecutive stored rows are random samples: what TrainConfig::block_rows
 /// assumes of a file that may be sorted (by label, by date). Holds two copies while it runs.

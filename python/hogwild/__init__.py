@@ -57,7 +57,8 @@ def _arguments(options):
     return args
 
 
-def train(X, y, *, X_test=None, y_test=None, control=None, verbose=False, **options):
+def train(X, y, *, X_test=None, y_test=None, intercept=False, control=None, verbose=False,
+          **options):
     """Trains a model on X (rows) and y (labels or values); returns (Model, report dict).
 
     X: a numpy array or scipy.sparse matrix, one example per row. Linear models (logistic, the
@@ -65,6 +66,9 @@ def train(X, y, *, X_test=None, y_test=None, control=None, verbose=False, **opti
     and mlp on a dense X train on dense rows, with integer class labels. mf takes X as (user,
     item) pairs, a matrix of two integer columns, and y the ratings.
     X_test, y_test: evaluated after every epoch (the report's test loss and accuracy).
+    intercept: linear models; every row gets one more feature of value 1 (a bias, regularised
+    as the other weights are, as LIBLINEAR's -B 1 does), its weight the model's last, and the
+    model's predictions append it too.
     control: a hogwild.Control, to stop the run from another thread or follow its epochs.
     verbose: print one line per epoch on standard error.
     options: those of `hogwild train`, by name (`hogwild.options()` lists them).
@@ -78,6 +82,9 @@ def train(X, y, *, X_test=None, y_test=None, control=None, verbose=False, **opti
     model = options.get("model", "logistic")
     args = _arguments(options)
     test = None
+    if intercept and model not in _LINEAR:
+        raise ValueError(f"intercept: expected a linear model ({', '.join(sorted(_LINEAR))}), "
+                         f"found {model}, which has biases of its own")
     if model == "mf":
         users, items = _arrays.pairs(X)
         values = _arrays.labels_of(y, users.shape[0], np.float32)
@@ -92,13 +99,15 @@ def train(X, y, *, X_test=None, y_test=None, control=None, verbose=False, **opti
         if rows:
             parts = _arrays.csr_parts(X)
             labels = _arrays.labels_of(y, X.shape[0], np.float32)
+            if model in ("logistic", "hinge"):
+                _check_binary(labels)
             if X_test is not None:
                 X_test = _arrays.matrix(X_test, "X_test")
                 _check_width(X_test, X)
                 test = (*_arrays.csr_parts(X_test),
                         _arrays.labels_of(y_test, X_test.shape[0], np.float32, "y_test"))
-            run = lambda: _hogwild.train_sparse(*parts, labels, X.shape[1], test, args, control,
-                                                verbose)
+            run = lambda: _hogwild.train_sparse(*parts, labels, X.shape[1], intercept, test, args,
+                                                control, verbose)
         else:
             features = _arrays.dense_rows(X)
             labels = _arrays.labels_of(y, X.shape[0], np.int32)
@@ -112,7 +121,18 @@ def train(X, y, *, X_test=None, y_test=None, control=None, verbose=False, **opti
     native, report_json, native_conversion = run()
     report = json.loads(report_json)
     report["conversion_seconds"] = converted + native_conversion
-    return Model(native), report
+    return Model(native, intercept), report
+
+
+def _check_binary(y):
+    """A binary model's labels take two values (the library checks too, but in storage order,
+    where row numbers would not be the caller's)."""
+    values, first = np.unique(y, return_index=True)
+    if len(values) > 2:
+        a, b, c = np.sort(first)[:3]
+        raise ValueError(f"y: expected two label classes for a binary model, found a third, "
+                         f"{y[c]:g}, in row {c} (after {min(y[a], y[b]):g} and "
+                         f"{max(y[a], y[b]):g})")
 
 
 def _check_width(X_test, X):

@@ -31,7 +31,7 @@ def csr_parts(X):
     return (
         np.ascontiguousarray(X.indptr, dtype=np.uint64),
         np.ascontiguousarray(X.indices, dtype=np.uint32),
-        np.ascontiguousarray(X.data, dtype=np.float32),
+        np.ascontiguousarray(X.data),  # float32 when the native module copies it
     )
 
 

@@ -16,16 +16,26 @@ from sklearn.utils.validation import check_is_fitted
 from .model import Model  # noqa: F401 (the type of model_)
 
 _LINEAR = ("logistic", "hinge", "squared")
+# Input values the estimators take as they are: scikit-learn's float32 conversion is slower than
+# the native module's, which makes its float32 copy of the rows anyway.
+_FLOATS = (np.float64, np.float32)
 
 
 def _squared_norms(X):
     """Each row's squared L2 norm."""
     if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        X = sp.csr_matrix(X)
+        starts = X.indptr[:-1]
+        nonempty = starts < X.indptr[1:]
+        sums = np.zeros(X.shape[0])
+        if X.nnz:
+            squares = np.square(X.data, dtype=np.float64)
+            sums[nonempty] = np.add.reduceat(squares, starts[nonempty])
+        return sums
     return np.einsum("ij,ij->i", X, X)
 
 
-def _default_step(X, model, optimizer):
+def _default_step(X, model, optimizer, intercept):
     """The step of a run that gives none: the command line's default, made smaller where the
     rows are longer than on the data it was chosen on, so that data of any scale trains.
 
@@ -36,7 +46,7 @@ def _default_step(X, model, optimizer):
     mean squared norm of 162): the step shrinks in proportion to the mean squared norm beyond
     that. Adaptive optimisers keep their default (None).
     """
-    squares = _squared_norms(X)
+    squares = _squared_norms(X) + (1.0 if intercept else 0.0)
     if model in _LINEAR:
         longest = float(np.max(squares, initial=0.0)) * (0.25 if model == "logistic" else 1.0)
         return min(0.5, 1.0 / longest) if longest > 0 else 0.5
@@ -52,8 +62,8 @@ _FASHION_MNIST_SQUARED_NORM = 162.0
 class _HogwildEstimator(BaseEstimator):
     """What the classifier and the regressor share: options, inputs, the fitted model."""
 
-    def _train_options(self, model, X):
-        """The options of `hogwild train` for `model` on X (with its intercept column)."""
+    def _train_options(self, model, X, intercept):
+        """The options of `hogwild train` for `model` on X (and a constant feature)."""
         options = dict(model=model, epochs=self.epochs, step=self.step, l2=self.l2,
                        policy=self.policy, threads=self.threads, seed=self.seed)
         if model not in _LINEAR:
@@ -64,33 +74,26 @@ class _HogwildEstimator(BaseEstimator):
         options.update(self.options or {})
         options = {key: value for key, value in options.items() if value is not None}
         if "step" not in options:
-            step = _default_step(X, model, options.get("optimizer"))
+            step = _default_step(X, model, options.get("optimizer"), intercept)
             if step is not None:
                 options["step"] = step
         return options
 
-    def _with_intercept(self, X, model):
-        """Linear models have no bias of their own: with fit_intercept, a constant feature of 1
-        is appended (LIBLINEAR's -B 1), regularised as the other weights are."""
-        if model not in _LINEAR or not self.fit_intercept:
-            return X
-        ones = np.ones((X.shape[0], 1), dtype=np.float32)
-        if sp.issparse(X):
-            return sp.hstack([X, ones], format="csr", dtype=np.float32)
-        return np.hstack([X, ones])
-
     def _fit_model(self, X, y, model):
         from . import train
 
-        X = self._with_intercept(X, model)
-        self.model_, self.report_ = train(X, y, **self._train_options(model, X))
+        # Linear models have no bias of their own: with fit_intercept, every row gets a constant
+        # feature of 1 (LIBLINEAR's -B 1), regularised as the other weights are.
+        intercept = self.fit_intercept and model in _LINEAR
+        self.model_, self.report_ = train(X, y, intercept=intercept,
+                                          **self._train_options(model, X, intercept))
         self.n_iter_ = self.model_.epoch
         return self
 
     def _predictions(self, X):
         check_is_fitted(self)
-        X = self._validate_data(X, accept_sparse="csr", dtype=np.float32, reset=False)
-        return self.model_.predictions(self._with_intercept(X, self.model_.model))
+        X = self._validate_data(X, accept_sparse="csr", dtype=_FLOATS, reset=False)
+        return self.model_.predictions(X)
 
     @property
     def coef_(self):
@@ -160,7 +163,7 @@ class HogwildClassifier(ClassifierMixin, _HogwildEstimator):
 
     def fit(self, X, y):
         """Trains on X (numpy array or scipy.sparse matrix) and class labels y."""
-        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float32)
+        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=_FLOATS)
         check_classification_targets(y)
         self.classes_, indices = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
@@ -191,8 +194,8 @@ class HogwildClassifier(ClassifierMixin, _HogwildEstimator):
     def predict_proba(self, X):
         """Each class's probability per row (not for hinge)."""
         check_is_fitted(self)
-        X = self._validate_data(X, accept_sparse="csr", dtype=np.float32, reset=False)
-        return self.model_.predict_proba(self._with_intercept(X, self.model_.model))
+        X = self._validate_data(X, accept_sparse="csr", dtype=_FLOATS, reset=False)
+        return self.model_.predict_proba(X)
 
     @available_if(_has_proba)
     def predict_log_proba(self, X):
@@ -224,7 +227,7 @@ class HogwildRegressor(RegressorMixin, _HogwildEstimator):
 
     def fit(self, X, y):
         """Trains on X (numpy array or scipy.sparse matrix) and target values y."""
-        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float32, y_numeric=True)
+        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=_FLOATS, y_numeric=True)
         return self._fit_model(X, y, "squared")
 
 

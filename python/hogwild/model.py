@@ -13,8 +13,16 @@ class Model:
     and `load` reads those of `hogwild train --checkpoint`.
     """
 
-    def __init__(self, native):
+    def __init__(self, native, intercept=False):
         self._native = native
+        self._intercept = intercept
+
+    @property
+    def intercept(self):
+        """Trained with intercept=True: the last weight is the bias, and predictions append the
+        constant feature to each row (a saved model's file does not record this: give the
+        command line rows that end with it)."""
+        return self._intercept
 
     @property
     def model(self):
@@ -51,7 +59,7 @@ class Model:
         if native.format == "idx":
             return native.predict_dense(_arrays.dense_rows(X))
         X = _arrays.matrix(X)
-        return native.predict_sparse(*_arrays.csr_parts(X), X.shape[1])
+        return native.predict_sparse(*_arrays.csr_parts(X), X.shape[1], self._intercept)
 
     def predict(self, X):
         """The predicted label (classifiers) or value of each row."""

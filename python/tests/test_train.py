@@ -131,8 +131,8 @@ def test_bad_data_raises_value_error_naming_what_is_wrong(tmp_path):
         hogwild.train(bad, y)
     with pytest.raises(ValueError, match=r"y: expected 4 labels \(one per row\)"):
         hogwild.train(X, y[:3])
-    with pytest.raises(ValueError, match="X: expected two label classes for a binary model, "
-                                         "found a third, 2, in example 3"):
+    with pytest.raises(ValueError, match=r"y: expected two label classes for a binary model, "
+                                         r"found a third, 2, in row 2 \(after 0 and 1\)"):
         hogwild.train(X, np.array([0, 1, 2, 1]))
     with pytest.raises(ValueError, match="X_test: expected 4 features"):
         hogwild.train(X, y, X_test=X[:, :3], y_test=y)

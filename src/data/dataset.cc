@@ -41,9 +41,6 @@ std::vector<std::uint32_t> feature_counts(const Dataset& data) {
   return counts;
 }
 
-namespace {
-
-// The storage order shuffle_rows gives `n` examples for `seed`.
 std::vector<std::size_t> storage_order(std::size_t n, std::uint64_t seed) {
   std::vector<std::size_t> permutation(n);
   std::iota(permutation.begin(), permutation.end(), std::size_t{0});
@@ -51,8 +48,6 @@ std::vector<std::size_t> storage_order(std::size_t n, std::uint64_t seed) {
   detail::fisher_yates(permutation, rng);
   return permutation;
 }
-
-}  // namespace
 
 void shuffle_rows(DenseDataset& data, std::uint64_t seed) {
   DenseDataset shuffled = data;

@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""hogwild's scikit-learn estimator against scikit-learn's own models, in one Python process,
+and hogwild's Python path against its command line on the same data.
+
+Data: the demo's RCV1-like set (gen sparse, 100k rows, 47,236 features, 75 nonzeros per row)
+and Fashion-MNIST (60k images; pixels scaled to [0, 1]).
+
+Part 1, estimators as their users run them (defaults, every core where the estimator has a
+switch for it): HogwildClassifier(); SGDClassifier() (log loss; n_jobs=-1 runs its one-vs-rest
+classes in parallel); LogisticRegression() (lbfgs; liblinear's is slower on these). Each fit is
+timed on the wall clock, the contenders alternated, --reps rounds, median reported.
+
+Part 2, the Python path's overhead: hogwild.train(X, y, **options) against `hogwild train` with
+the same options on the files the arrays were read from, alternated. Python: the call's wall time
+less its conversion_seconds (putting the arrays in the library's layouts); command line: the
+process's wall time less that of `hogwild info` on the same files (reading them). What remains
+on both sides is training, evaluation after each epoch, and set-up.
+
+  /usr/bin/python3 bench/python_vs_sklearn.py --hogwild build/release/hogwild [--reps 3]
+(with PYTHONPATH=build/release/python). Prints markdown tables.
+"""
+import argparse
+import gzip
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+from sklearn.datasets import load_svmlight_file
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+
+import hogwild
+
+FASHION = "/usr/share/datasets/fashion-mnist"
+
+
+def read_idx(path):
+    with gzip.open(path, "rb") as f:
+        raw = f.read()
+    dims = raw[3]
+    shape = [int.from_bytes(raw[4 + 4 * d:8 + 4 * d], "big") for d in range(dims)]
+    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
+
+
+def fashion():
+    def images(name):
+        return read_idx(f"{FASHION}/{name}-images-idx3-ubyte.gz").reshape(-1, 784) / 255.0
+
+    def labels(name):
+        return read_idx(f"{FASHION}/{name}-labels-idx1-ubyte.gz").astype(np.int64)
+
+    return images("train"), labels("train"), images("t10k"), labels("t10k")
+
+
+def rcv1like(cli, root):
+    train, test = f"{root}/rcv1like.train.svm", f"{root}/rcv1like.test.svm"
+    if not os.path.exists(test):
+        subprocess.run([cli, "gen", "sparse", "--rows", "100000", "--features", "47236",
+                        "--nnz-per-row", "75", "--zipf", "1", "--noise", "0.05", "--seed", "1",
+                        "--out", train, "--test-rows", "20000", "--test-out", test],
+                       check=True, capture_output=True)
+    X, y = load_svmlight_file(train)
+    X_test, y_test = load_svmlight_file(test, n_features=X.shape[1])
+    return (X, y, X_test, y_test), (train, test)
+
+
+def timed(fit):
+    start = time.perf_counter()
+    model = fit()
+    return time.perf_counter() - start, model
+
+
+def estimators(data, reps):
+    X, y, X_test, y_test = data
+    contenders = {
+        "hogwild HogwildClassifier()": lambda: hogwild.HogwildClassifier(),
+        "scikit-learn SGDClassifier(n_jobs=-1)": lambda: SGDClassifier(n_jobs=-1),
+        "scikit-learn LogisticRegression()": lambda: LogisticRegression(),
+    }
+    seconds = {name: [] for name in contenders}
+    accuracy = {}
+    for _ in range(reps):
+        for name, make in contenders.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                s, model = timed(lambda: make().fit(X, y))
+            seconds[name].append(s)
+            accuracy[name] = model.score(X_test, y_test)
+    base = statistics.median(seconds["hogwild HogwildClassifier()"])
+    rows = []
+    for name in contenders:
+        median = statistics.median(seconds[name])
+        rows.append(f"| {name} | {median:.2f} | {median / base:.1f}x | "
+                    f"{100 * accuracy[name]:.2f}% |")
+    return rows
+
+
+def overhead(cli, data, files, options, reps):
+    X, y, X_test, y_test = data
+    args = []
+    for key, value in options.items():
+        args += ["--" + key.replace("_", "-"), str(value)]
+    python, command, read, train_seconds = [], [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(reps):
+            s, (_, report) = timed(lambda: hogwild.train(X, y, X_test=X_test, y_test=y_test,
+                                                         **options))
+            python.append(s - report["conversion_seconds"])
+            conversion = report["conversion_seconds"]
+            train_seconds.append(report["train_seconds"])
+            s, _ = timed(lambda: subprocess.run(
+                [cli, "train", "--train", files[0], "--test", files[1], "--quiet",
+                 "--json", f"{tmp}/r.json", *args], check=True, capture_output=True))
+            r, _ = timed(lambda: [subprocess.run([cli, "info", f], check=True,
+                                                 capture_output=True) for f in files])
+            command.append(s - r)
+            read.append(r)
+            cli_report = json.load(open(f"{tmp}/r.json"))
+    p, c = statistics.median(python), statistics.median(command)
+    return (f"| {statistics.median(train_seconds):.3f} | {cli_report['train_seconds']:.3f} | "
+            f"{p:.3f} | {c:.3f} | {100 * (p - c) / c:+.1f}% | {conversion:.3f} | "
+            f"{statistics.median(read):.3f} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--hogwild", default="build/release/hogwild", help="the CLI")
+    parser.add_argument("--reps", type=int, default=3, help="rounds, each contender once")
+    parser.add_argument("--data", default="data/generated", help="where generated data goes")
+    a = parser.parse_args()
+    os.makedirs(a.data, exist_ok=True)
+    sparse, files = rcv1like(a.hogwild, a.data)
+    dense = fashion()
+    print(f"cores: {os.cpu_count()}, reps: {a.reps}\n")
+    print("| data | estimator | fit seconds (median) | vs hogwild | test accuracy |")
+    print("|---|---|---|---|---|")
+    for name, data in (("RCV1-like", sparse), ("Fashion-MNIST", dense)):
+        for row in estimators(data, a.reps):
+            print(f"| {name} {row}")
+        sys.stdout.flush()
+    print("\n| options | train_seconds Python | train_seconds CLI | Python call less "
+          "conversion | CLI less reading | overhead | conversion | reading |")
+    print("|---|---|---|---|---|---|---|---|")
+    for options in (dict(epochs=10), dict(epochs=10, policy="serial")):
+        label = " ".join(f"{k}={v}" for k, v in options.items())
+        print(f"| {label} " + overhead(a.hogwild, sparse, files, options, a.reps))
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
