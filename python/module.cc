@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "arrays.h"
 #include "hogwild/hogwild.h"
 #include "train_options.h"
 
@@ -30,8 +31,10 @@ namespace py = pybind11;
 
 namespace {
 
-template <class T>
-using Array = py::array_t<T, py::array::c_style | py::array::forcecast>;
+using hogwild_python::Array;
+using hogwild_python::dense_data;
+using hogwild_python::ratings_data;
+using hogwild_python::sparse_data;
 
 /// Stops a run from another thread and tells how far it got: hogwild.Control.
 struct Control {
@@ -41,114 +44,6 @@ struct Control {
 
 // How often a training call looks for a pending signal (Ctrl-C) while the GIL is released.
 constexpr auto kSignalPoll = std::chrono::milliseconds(50);
-
-template <class T>
-std::vector<T> to_vector(const Array<T>& a) {
-  return std::vector<T>(a.data(), a.data() + a.size());
-}
-
-// Rows in CSR form as the library's Dataset, checked as the LIBSVM reader checks a file: indices
-// strictly increasing within a row and below `features`, values finite. With `intercept`, every
-// row gets one more feature, index `features`, of value 1: a bias for the linear models. Rows are
-// stored in `order` (the i-th stored is the order[i]-th given), as given when it is empty.
-hogwild::Dataset sparse_data(const Array<std::uint64_t>& indptr,
-                             const Array<std::uint32_t>& indices, const Array<float>& values,
-                             const Array<float>& labels, std::size_t features, bool intercept,
-                             const std::string& name, const std::vector<std::size_t>& order = {}) {
-  const std::size_t rows = labels.size();
-  const std::uint64_t* offsets = indptr.data();
-  if (indptr.size() != rows + 1 || offsets[0] != 0 || offsets[rows] != indices.size() ||
-      values.size() != indices.size()) {
-    throw hogwild::InputError(fmt::format(
-        "{}: expected CSR arrays of {} rows (indptr of {} entries from 0 to the {} nonzeros), "
-        "found indptr of {} entries",
-        name, rows, rows + 1, indices.size(), indptr.size()));
-  }
-  hogwild::Dataset data;
-  data.num_features = features + (intercept ? 1 : 0);
-  data.source = name;
-  data.labels.resize(rows);
-  data.row_offsets.resize(rows + 1);
-  data.indices.reserve(indices.size() + (intercept ? rows : 0));
-  data.values.reserve(data.indices.capacity());
-  const std::uint32_t* index = indices.data();
-  const float* value = values.data();
-  for (std::size_t stored = 0; stored < rows; ++stored) {
-    const std::size_t i = order.empty() ? stored : order[stored];
-    const auto begin = offsets[i], end = offsets[i + 1];
-    if (end < begin || end > indices.size()) {
-      throw hogwild::InputError(fmt::format(
-          "{}: row {}: expected increasing indptr, found {} after {}", name, i, end, begin));
-    }
-    for (auto k = begin; k < end; ++k) {
-      if (index[k] >= features || (k > begin && index[k] <= index[k - 1])) {
-        throw hogwild::InputError(
-            fmt::format("{}: row {}: expected increasing column indices below {}, found {}", name,
-                        i, features, index[k]));
-      }
-      if (!std::isfinite(value[k])) {
-        throw hogwild::InputError(
-            fmt::format("{}: row {}: expected a finite value, found {}", name, i, value[k]));
-      }
-    }
-    data.indices.insert(data.indices.end(), index + begin, index + end);
-    data.values.insert(data.values.end(), value + begin, value + end);
-    if (intercept) {
-      data.indices.push_back(static_cast<std::uint32_t>(features));
-      data.values.push_back(1.0f);
-    }
-    data.row_offsets[stored + 1] = data.indices.size();
-    data.labels[stored] = labels.data()[i];
-  }
-  return data;
-}
-
-// A row-major matrix and integer class labels as the library's DenseDataset, its rows stored in
-// `order` (as given when it is empty).
-hogwild::DenseDataset dense_data(const Array<float>& features, const Array<std::int32_t>& labels,
-                                 const std::string& name,
-                                 const std::vector<std::size_t>& order = {}) {
-  if (features.ndim() != 2 || static_cast<std::size_t>(features.shape(0)) != labels.size()) {
-    throw hogwild::InputError(fmt::format("{}: expected a matrix of {} rows, found shape ({})",
-                                          name, labels.size(), features.ndim()));
-  }
-  hogwild::DenseDataset data;
-  data.cols = static_cast<std::size_t>(features.shape(1));
-  data.shape = {data.cols};
-  data.source = name;
-  if (order.empty()) {
-    data.features = to_vector(features);
-    data.labels = to_vector(labels);
-    return data;
-  }
-  data.features.resize(features.size());
-  data.labels.resize(labels.size());
-  for (std::size_t stored = 0; stored < order.size(); ++stored) {
-    const std::size_t i = order[stored];
-    std::copy_n(features.data() + i * data.cols, data.cols,
-                data.features.data() + stored * data.cols);
-    data.labels[stored] = labels.data()[i];
-  }
-  return data;
-}
-
-// (user, item, rating) triplets as the library's Ratings, stored in `order` (as given when it is
-// empty).
-hogwild::Ratings ratings_data(const Array<std::uint32_t>& users, const Array<std::uint32_t>& items,
-                              const Array<float>& values, const std::string& name,
-                              const std::vector<std::size_t>& order = {}) {
-  if (users.size() != values.size() || items.size() != values.size()) {
-    throw hogwild::InputError(fmt::format("{}: expected {} users and items, found {} and {}", name,
-                                          values.size(), users.size(), items.size()));
-  }
-  hogwild::Ratings data;
-  data.source = name;
-  for (std::size_t stored = 0; stored < values.size(); ++stored) {
-    const std::size_t i = order.empty() ? stored : order[stored];
-    data.append(users.data()[i], items.data()[i], values.data()[i]);
-  }
-  return data;
-}
 
 // The options as `hogwild train` reads them, for data of `format`.
 hogwild_cli::TrainArgs parse_options(const std::vector<std::string>& options,
