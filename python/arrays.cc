@@ -12,11 +12,6 @@
 namespace hogwild_python {
 namespace {
 
-template <class T>
-std::vector<T> to_vector(const Array<T>& a) {
-  return std::vector<T>(a.data(), a.data() + a.size());
-}
-
 // CSR arrays as given, for checking one row at a time.
 struct CsrView {
   const std::uint64_t* offsets;
@@ -126,18 +121,31 @@ hogwild::DenseDataset dense_data(const Array<float>& features, const Array<std::
   data.cols = static_cast<std::size_t>(features.shape(1));
   data.shape = {data.cols};
   data.source = name;
-  if (order.empty()) {
-    data.features = to_vector(features);
-    data.labels = to_vector(labels);
-    return data;
-  }
+  const std::size_t rows = labels.size(), cols = data.cols;
+  const float* x = features.data();
   data.features.resize(features.size());
-  data.labels.resize(labels.size());
-  for (std::size_t stored = 0; stored < order.size(); ++stored) {
-    const std::size_t i = order[stored];
-    std::copy_n(features.data() + i * data.cols, data.cols,
-                data.features.data() + stored * data.cols);
-    data.labels[stored] = labels.data()[i];
+  data.labels.resize(rows);
+  // Rows are checked and copied in parallel; on a non-finite value, the first row as given is
+  // reported.
+  std::atomic<bool> bad{false};
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rows, 256), [&](const auto& range) {
+    for (std::size_t stored = range.begin(); stored < range.end(); ++stored) {
+      const std::size_t i = order.empty() ? stored : order[stored];
+      const float* row = x + i * cols;
+      if (!std::all_of(row, row + cols, [](float v) { return std::isfinite(v); })) bad = true;
+      std::copy_n(row, cols, data.features.data() + stored * cols);
+      data.labels[stored] = labels.data()[i];
+    }
+  });
+  for (std::size_t i = 0; bad && i < rows; ++i) {
+    for (std::size_t j = 0; j < cols; ++j) {
+      if (!std::isfinite(x[i * cols + j])) {
+        throw hogwild::InputError(
+            fmt::format("{}: row {}, column {}: expected a finite value, "
+                        "found {}",
+                        name, i, j, x[i * cols + j]));
+      }
+    }
   }
   return data;
 }

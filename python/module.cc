@@ -65,11 +65,37 @@ hogwild_cli::TrainArgs parse_options(const std::vector<std::string>& options,
   return args;
 }
 
+// Lines for Python's sys.stderr, written from the training thread and printed by the caller's.
+class Lines {
+ public:
+  void add(std::string line) {
+    const std::lock_guard lock(mutex_);
+    lines_.push_back(std::move(line));
+  }
+  // Writes the lines so far to sys.stderr (where notebooks and pytest see them); needs the GIL.
+  void print() {
+    std::vector<std::string> lines;
+    {
+      const std::lock_guard lock(mutex_);
+      lines.swap(lines_);
+    }
+    if (lines.empty()) return;
+    const auto stderr_ = py::module_::import("sys").attr("stderr");
+    for (const auto& line : lines) stderr_.attr("write")(line + "\n");
+    stderr_.attr("flush")();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> lines_;
+};
+
 // Runs `run` on a thread of its own with the GIL released, so that other Python threads go on;
-// meanwhile the calling thread looks for signals. A signal whose handler raises (Ctrl-C's
-// KeyboardInterrupt) stops the workers through `control`, and the exception is raised once they
-// have stopped.
-hogwild::Report run_without_gil(const std::function<hogwild::Report()>& run, Control& control) {
+// meanwhile the calling thread prints `lines` and looks for signals. A signal whose handler
+// raises (Ctrl-C's KeyboardInterrupt) stops the workers through `control`, and the exception is
+// raised once they have stopped.
+hogwild::Report run_without_gil(const std::function<hogwild::Report()>& run, Control& control,
+                                Lines& lines) {
   std::optional<hogwild::Report> report;
   std::exception_ptr error;
   std::optional<py::error_already_set> raised;
@@ -94,6 +120,7 @@ hogwild::Report run_without_gil(const std::function<hogwild::Report()>& run, Con
       lock.unlock();
       {
         const py::gil_scoped_acquire gil;
+        lines.print();
         if (PyErr_CheckSignals() != 0) {
           raised.emplace();
           control.stop = true;
@@ -104,13 +131,14 @@ hogwild::Report run_without_gil(const std::function<hogwild::Report()>& run, Con
     lock.unlock();
     worker.join();
   }
+  lines.print();
   if (raised) throw *raised;
   if (error) std::rethrow_exception(error);
   return std::move(*report);
 }
 
-// One line per epoch on standard error (verbose=True).
-void print_epoch(const hogwild::EpochRecord& r) {
+// The line of one epoch (verbose=True).
+std::string epoch_line(const hogwild::EpochRecord& r) {
   std::string line =
       fmt::format("epoch {}: {:.4f} s, train loss {:.6f}", r.epoch, r.seconds, r.train.loss);
   if (r.test) line += fmt::format(", test loss {:.6f}", r.test->loss);
@@ -118,8 +146,7 @@ void print_epoch(const hogwild::EpochRecord& r) {
     line += fmt::format(", test accuracy {:.2f}%", 100 * *r.test->accuracy);
   }
   if (r.test && r.test->rmse) line += fmt::format(", test rmse {:.5f}", *r.test->rmse);
-  fmt::print(stderr, "{}\n", line);
-  std::fflush(stderr);
+  return line;
 }
 
 // Seconds since `start`.
@@ -143,22 +170,34 @@ py::tuple train_on(const hogwild_cli::TrainArgs& args, Data train, const std::op
                    Control* given, bool verbose, double conversion_seconds) {
   Control own;
   Control& control = given ? *given : own;
-  control.stop = false;
   control.epochs = 0;
   const auto& config = args.config;
   const Data* test_data = test ? &*test : nullptr;
   auto checkpoint = hogwild::checkpoint_for(config, train, test_data);
+  if (const auto parameters = hogwild::checkpoint_parameters(checkpoint);
+      parameters > args.max_parameters) {
+    throw hogwild::InputError(fmt::format(
+        "X: expected a model of at most {} parameters (max_parameters), found one of "
+        "{} ({:.1f} GiB of floats)",
+        args.max_parameters, parameters, static_cast<double>(parameters) * 4 / (1 << 30)));
+  }
+  // A stop asked for before the run or during it ends with it, however it ends.
+  struct ClearStop {
+    Control& control;
+    ~ClearStop() { control.stop = false; }
+  } clear_stop{control};
+  Lines lines;
   hogwild::Callbacks callbacks;
   callbacks.stop = &control.stop;
   callbacks.on_epoch = [&](const hogwild::EpochRecord& r) {
     control.epochs = r.epoch;
-    if (verbose) print_epoch(r);
+    if (verbose) lines.add(epoch_line(r));
   };
   callbacks.on_epoch_state = [&](const hogwild::TrainState& state) {
     hogwild::record_state(checkpoint, state);
   };
-  const auto report =
-      run_without_gil([&] { return hogwild::train(config, train, test_data, callbacks); }, control);
+  const auto report = run_without_gil(
+      [&] { return hogwild::train(config, train, test_data, callbacks); }, control, lines);
   // A stopped run's model holds the parameters the workers stopped at.
   checkpoint.weights = report.weights;
   return py::make_tuple(checkpoint, hogwild::to_json(report), conversion_seconds);
@@ -169,17 +208,19 @@ py::array_t<T> to_array(const std::vector<T>& values) {
   return py::array_t<T>(static_cast<py::ssize_t>(values.size()), values.data());
 }
 
-// The predictions as a dict of arrays: values, and scores, margins or class_scores (examples x
-// classes) where the model gives them.
-py::dict prediction_dict(const hogwild::Predictions& p, std::size_t classes) {
+// The predictions of model `c` as a dict of arrays: values; binary models' scores and margins;
+// softmax and MLP models' class_scores (examples x classes).
+py::dict prediction_dict(const hogwild::Predictions& p, const hogwild::Checkpoint& c) {
   py::dict out;
   out["values"] = to_array(p.values);
-  if (!p.scores.empty()) out["scores"] = to_array(p.scores);
-  if (!p.margins.empty()) out["margins"] = to_array(p.margins);
-  if (!p.class_scores.empty() && classes > 0) {
-    auto scores = to_array(p.class_scores);
-    out["class_scores"] = scores.reshape({static_cast<py::ssize_t>(p.class_scores.size() / classes),
-                                          static_cast<py::ssize_t>(classes)});
+  if (c.model == "logistic" || c.model == "hinge") {
+    out["scores"] = to_array(p.scores);
+    out["margins"] = to_array(p.margins);
+  }
+  if (c.model == "softmax" || c.model == "mlp") {
+    const auto k = static_cast<py::ssize_t>(c.classes);
+    out["class_scores"] =
+        to_array(p.class_scores).reshape({static_cast<py::ssize_t>(p.values.size()), k});
   }
   return out;
 }
@@ -237,7 +278,7 @@ void bind_model(py::module_& m) {
             const py::gil_scoped_release release;
             auto p = hogwild::predict(c, data, false);
             const py::gil_scoped_acquire gil;
-            return prediction_dict(p, c.classes);
+            return prediction_dict(p, c);
           },
           py::arg("indptr"), py::arg("indices"), py::arg("values"), py::arg("features"),
           py::arg("intercept") = false,
@@ -251,7 +292,7 @@ void bind_model(py::module_& m) {
             const py::gil_scoped_release release;
             auto p = hogwild::predict(c, data, false);
             const py::gil_scoped_acquire gil;
-            return prediction_dict(p, c.classes);
+            return prediction_dict(p, c);
           },
           "Predictions for a row-major float32 matrix.")
       .def(
@@ -259,7 +300,7 @@ void bind_model(py::module_& m) {
           [](const Checkpoint& c, const Array<std::uint32_t>& users,
              const Array<std::uint32_t>& items) {
             const auto data = ratings_data(users, items, Array<float>(users.size()), "X");
-            return prediction_dict(hogwild::predict(c, data, false), 0);
+            return prediction_dict(hogwild::predict(c, data, false), c);
           },
           "Predicted ratings of (user, item) pairs.")
       .def(

@@ -25,8 +25,7 @@ __all__ = ["train", "load", "Model", "Control", "DivergenceError", "HogwildClass
 # Options of `hogwild train` that name files or control its output: in Python the data are
 # arguments, the model is returned (Model.save writes it) and so is the report.
 _COMMAND_LINE_ONLY = {"train", "test", "train_labels", "test_labels", "format", "limit", "json",
-                      "csv", "checkpoint", "resume", "quiet", "zero_based", "compare_serial",
-                      "max_parameters"}
+                      "csv", "checkpoint", "resume", "quiet", "zero_based", "compare_serial"}
 _LINEAR = {"logistic", "hinge", "squared"}
 
 
@@ -79,6 +78,9 @@ def train(X, y, *, X_test=None, y_test=None, intercept=False, control=None, verb
     diverges, KeyboardInterrupt on Ctrl-C once the workers have stopped.
     """
     start = time.perf_counter()
+    if (X_test is None) != (y_test is None):
+        raise ValueError("X_test: expected X_test and y_test together, found only "
+                         + ("y_test" if X_test is None else "X_test"))
     model = options.get("model", "logistic")
     args = _arguments(options)
     test = None

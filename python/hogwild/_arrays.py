@@ -22,8 +22,14 @@ def matrix(X, what="X"):
     return X
 
 
+# Column indices are 32-bit, one kept free for an intercept's constant feature.
+_MAX_COLUMNS = 2**32 - 1
+
+
 def csr_parts(X):
     """X as CSR arrays: uint64 indptr, uint32 column indices sorted within each row, float32 values."""
+    if X.shape[1] > _MAX_COLUMNS:
+        raise ValueError(f"X: expected at most {_MAX_COLUMNS} columns, found {X.shape[1]}")
     X = sp.csr_matrix(X)
     if not X.has_canonical_format:
         X = X.copy()
@@ -55,11 +61,26 @@ def pairs(X, what="X"):
 
 
 def labels_of(y, rows, dtype, what="y"):
-    """y as a 1-d array of `rows` values of `dtype`; integer dtypes need integral values."""
+    """y as a 1-d array of `rows` finite values of `dtype`; integer dtypes need integral values
+    in their range."""
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != rows:
         raise ValueError(f"{what}: expected {rows} labels (one per row), found shape {y.shape}")
-    if np.issubdtype(dtype, np.integer) and y.size and not np.all(np.equal(np.mod(y, 1), 0)):
-        raise ValueError(f"{what}: expected integer class labels for dense rows, found "
-                         f"{y[np.not_equal(np.mod(y, 1), 0)][0]}")
+    if not np.issubdtype(y.dtype, np.number) and y.dtype != np.bool_:
+        raise ValueError(f"{what}: expected numeric labels, found dtype {y.dtype}")
+    _first_bad(what, y, ~np.isfinite(y), "a finite label")
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        _first_bad(what, y, np.not_equal(np.mod(y, 1), 0),
+                   "an integer class label (softmax and mlp on dense rows)")
+        _first_bad(what, y, (y < info.min) | (y > info.max),
+                   f"a class label in [{info.min}, {info.max}]")
+    else:
+        _first_bad(what, y, np.abs(y) > np.finfo(dtype).max, f"a label within {dtype.__name__}")
     return np.ascontiguousarray(y, dtype=dtype)
+
+
+def _first_bad(what, y, bad, expected):
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise ValueError(f"{what}: row {row}: expected {expected}, found {y[row]}")

@@ -32,7 +32,7 @@ def _squared_norms(X):
             squares = np.square(X.data, dtype=np.float64)
             sums[nonempty] = np.add.reduceat(squares, starts[nonempty])
         return sums
-    return np.einsum("ij,ij->i", X, X)
+    return np.einsum("ij,ij->i", X, X, dtype=np.float64)
 
 
 def _default_step(X, model, optimizer, intercept):
@@ -49,11 +49,11 @@ def _default_step(X, model, optimizer, intercept):
     squares = _squared_norms(X) + (1.0 if intercept else 0.0)
     if model in _LINEAR:
         longest = float(np.max(squares, initial=0.0)) * (0.25 if model == "logistic" else 1.0)
-        return min(0.5, 1.0 / longest) if longest > 0 else 0.5
+        return min(0.5, 1.0 / longest) if 0 < longest < np.inf else 0.5
     if optimizer not in (None, "sgd"):
         return None
     mean = float(np.mean(squares)) if squares.size else 0.0
-    return 0.1 * min(1.0, _FASHION_MNIST_SQUARED_NORM / mean) if mean > 0 else 0.1
+    return 0.1 * min(1.0, _FASHION_MNIST_SQUARED_NORM / mean) if 0 < mean < np.inf else 0.1
 
 
 _FASHION_MNIST_SQUARED_NORM = 162.0
@@ -69,9 +69,13 @@ class _HogwildEstimator(BaseEstimator):
         if model not in _LINEAR:
             options.update(batch=self.batch, optimizer=self.optimizer,
                            step_schedule=self.step_schedule, decay=self.decay)
-        if model == "mlp":
-            options["hidden"] = self.hidden
-        options.update(self.options or {})
+        if model == "mlp" and self.hidden is not None:
+            options["hidden"] = [int(width) for width in np.atleast_1d(self.hidden)]
+        extra = dict(self.options or {})
+        if "model" in extra:
+            raise ValueError("options: expected options other than model (a parameter of the "
+                             f"estimator), found model={extra['model']!r}")
+        options.update(extra)
         options = {key: value for key, value in options.items() if value is not None}
         if "step" not in options:
             step = _default_step(X, model, options.get("optimizer"), intercept)

@@ -59,6 +59,9 @@ class Model:
         if native.format == "idx":
             return native.predict_dense(_arrays.dense_rows(X))
         X = _arrays.matrix(X)
+        if self._intercept and X.shape[1] != native.features - 1:
+            raise ValueError(f"X: expected {native.features - 1} columns (as in training; the "
+                             f"model's last weight is its intercept), found {X.shape[1]}")
         return native.predict_sparse(*_arrays.csr_parts(X), X.shape[1], self._intercept)
 
     def predict(self, X):
@@ -95,6 +98,10 @@ class Model:
         return f"hogwild.Model({self.model}, {self.features} features, epoch {self.epoch})"
 
 
-def load(path):
-    """Reads a model written by Model.save or `hogwild train --checkpoint`."""
-    return Model(_hogwild.load(str(path)))
+def load(path, intercept=False):
+    """Reads a model written by Model.save or `hogwild train --checkpoint`. A linear model
+    trained with intercept=True needs it again here: the file does not record it."""
+    native = _hogwild.load(str(path))
+    if intercept and native.model not in ("logistic", "hinge", "squared"):
+        raise ValueError(f"intercept: expected a linear model, found a {native.model} model")
+    return Model(native, intercept)

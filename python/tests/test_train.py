@@ -136,8 +136,21 @@ def test_bad_data_raises_value_error_naming_what_is_wrong(tmp_path):
         hogwild.train(X, np.array([0, 1, 2, 1]))
     with pytest.raises(ValueError, match="X_test: expected 4 features"):
         hogwild.train(X, y, X_test=X[:, :3], y_test=y)
-    with pytest.raises(ValueError, match="expected integer class labels"):
+    with pytest.raises(ValueError, match=r"y: row 0: expected an integer class label"):
         hogwild.train(X, y + 0.5, model="softmax")
+    with pytest.raises(ValueError, match=r"y: row 1: expected a class label in \[-2147483648"):
+        hogwild.train(X, np.array([0, 2**32, 0, 1]), model="softmax")
+    with pytest.raises(ValueError, match="y: row 3: expected a finite label, found nan"):
+        hogwild.train(X, np.array([0, 1, 0, np.nan]))
+    with pytest.raises(ValueError, match="y_test: row 0: expected a finite label, found inf"):
+        hogwild.train(X, y, X_test=X, y_test=np.array([np.inf, 0, 1, 0]))
+    with pytest.raises(ValueError, match="X: row 2, column 1: expected a finite value, found nan"):
+        hogwild.train(bad, y, model="softmax")
+    with pytest.raises(ValueError, match="X_test: expected X_test and y_test together"):
+        hogwild.train(X, y, X_test=X)
+    with pytest.raises(ValueError, match=r"X: expected a model of at most 5 parameters "
+                                         r"\(max_parameters\), found one of 10"):
+        hogwild.train(X, y, max_parameters=5, model="softmax")
     (tmp_path / "junk.ckpt").write_bytes(b"not a model")
     with pytest.raises(ValueError, match="junk.ckpt"):
         hogwild.load(tmp_path / "junk.ckpt")
@@ -151,3 +164,45 @@ def test_a_diverging_run_raises_divergence_error():
     with pytest.raises(hogwild.DivergenceError, match="diverged"):
         hogwild.train(X, X[:, 0] * 3, model="squared", step=10)
     assert issubclass(hogwild.DivergenceError, ArithmeticError)
+
+
+def test_an_intercept_is_the_last_weight_and_predictions_need_the_training_width(tmp_path):
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(500, 4)).astype(np.float32)
+    y = (X[:, 0] + 3 > 0.5 * rng.normal(size=500) + 3).astype(int)
+    model, _ = hogwild.train(X + 5, y, intercept=True, policy="serial")
+    assert model.features == 5 and model.intercept
+    margins = (X + 5) @ model.weights[:4] + model.weights[4]
+    np.testing.assert_allclose(model.decision_function(X + 5), margins, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="X: expected 4 columns"):
+        model.predict(X[:, :3])
+    model.save(tmp_path / "m.ckpt")
+    again = hogwild.load(tmp_path / "m.ckpt", intercept=True)
+    np.testing.assert_array_equal(again.predict(X + 5), model.predict(X + 5))
+
+
+def test_predictions_of_no_rows_have_every_key_and_shape():
+    X, y = np.eye(6, dtype=np.float32), np.array([0, 1, 2, 0, 1, 2])
+    for options in (dict(model="softmax"), dict()):
+        labels = y if options else y % 2
+        model, _ = hogwild.train(X, labels, **options)
+        empty = np.zeros((0, 6), dtype=np.float32)
+        assert model.predict(empty).shape == (0,)
+        assert model.predict_proba(empty).shape == (0, len(set(labels)))
+
+
+def test_a_stop_before_the_run_stops_it_at_once_and_the_next_run_is_whole():
+    X, y = np.eye(4, dtype=np.float32), np.array([0, 1, 0, 1])
+    control = hogwild.Control()
+    control.stop()
+    _, stopped = hogwild.train(X, y, epochs=50, control=control)
+    assert stopped["interrupted"] is True
+    _, whole = hogwild.train(X, y, epochs=5, control=control)
+    assert whole["interrupted"] is False and len(whole["epochs"]) == 6
+
+
+def test_verbose_lines_go_to_python_sys_stderr(capsys):
+    X, y = np.eye(4, dtype=np.float32), np.array([0, 1, 0, 1])
+    hogwild.train(X, y, epochs=2, verbose=True)
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split(":")[0] for line in err] == ["epoch 0", "epoch 1", "epoch 2"]
