@@ -193,6 +193,11 @@ const TrainOption kTable[] = {
   {"--seed", "seed", 0, "seed of the initialisation and the per-epoch shuffles", cfg<&TC::seed>},
   {"--divergence-factor", "divergence_factor", 0, "stop when the training loss exceeds this "
    "multiple of its initial value", cfg<&TC::divergence_factor>},
+  {"--patience", "patience", kFree, "stop before --epochs once this many epochs in a row end "
+   "with a training loss not --tol below the best before them (0 = off: run every epoch)",
+   cfg<&TC::patience>},
+  {"--tol", "tol", kFree, "the decrease of the training loss that --patience counts as an "
+   "improvement", cfg<&TC::tol>},
   {"--delay", "delay", 0, "injected delay distribution: none, const:S, uniform:S (0..S), "
    "geometric:P[:CAP] (P(d=k) = P(1-P)^k), trace:FILE (one delay per line, cyclic); a delay d "
    "applies an update after d more of its worker's own steps", arg<&A::delay>,

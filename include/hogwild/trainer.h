@@ -64,6 +64,11 @@ struct TrainConfig {
   /// --divergence-factor: stop when the training loss exceeds this multiple of the loss of the
   /// initial model. NaN/Inf always stops.
   double divergence_factor = 1e3;
+  /// --patience N: stop before --epochs when N epochs in a row end with a training loss that is
+  /// not at least `tol` below the best before them (scikit-learn's n_iter_no_change and tol);
+  /// 0 = off, every epoch runs. A resumed run counts again from its first epoch.
+  int patience = 0;
+  double tol = 1e-4;               ///< --tol: the improvement --patience asks for, >= 0
   DelaySpec delay;                 ///< --delay: injected delay distribution (none by default)
   double staleness_sample = 0.01;  ///< --staleness-sample: fraction of updates measured, 0 = off
   double coherence_sample = 0.01;  ///< --coherence-sample: fraction of steps measured, 0 = off
@@ -187,6 +192,13 @@ struct DataShape {
   bool zero_based = false;     ///< LIBSVM: the files' indices were 0-based
 };
 
+/// Why a run ended.
+enum class StopReason {
+  kEpochs,       ///< it ran every epoch asked for
+  kConverged,    ///< the training loss stopped improving (TrainConfig::patience)
+  kInterrupted,  ///< Callbacks::stop
+};
+
 /// The outcome of a run.
 struct Report {
   TrainConfig config;  ///< the configuration, resolved
@@ -216,6 +228,8 @@ struct Report {
   /// True when Callbacks::stop ended the run early: `epochs` holds the completed epochs and
   /// `weights` the parameters when the workers stopped (part way through an epoch).
   bool interrupted = false;
+  /// Why the run ended: it ran its --epochs, it converged (--patience), or it was interrupted.
+  StopReason stopped = StopReason::kEpochs;
   int resumed_from = 0;  ///< the epoch the run continued from (0: a fresh start)
 };
 

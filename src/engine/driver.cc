@@ -70,6 +70,7 @@ class Driver {
     initial.elapsed = result_.elapsed;
     initial.step = kernel_.step_of(initial.epoch, true);
     initial_loss_ = resume ? resume->initial_loss : initial.train.loss;
+    best_loss_ = initial.train.loss;
     record(initial);
 
     std::vector<std::uint32_t> order(config_.rows);
@@ -92,11 +93,25 @@ class Driver {
         result_.interrupted = true;
         break;
       }
+      if (converged(result_.epochs.back().train.loss)) {
+        result_.converged = true;
+        break;
+      }
     }
     return std::move(result_);
   }
 
  private:
+  // --patience N: converged once N epochs in a row end with a training loss that is not --tol
+  // below the best loss before them, the initial model's included.
+  bool converged(double loss) {
+    if (config_.patience <= 0) return false;
+    epochs_without_improvement_ =
+        loss > best_loss_ - config_.tol ? epochs_without_improvement_ + 1 : 0;
+    best_loss_ = std::min(best_loss_, loss);
+    return epochs_without_improvement_ >= config_.patience;
+  }
+
   bool stop_requested() const {
     return hooks_.stop != nullptr && hooks_.stop->load(std::memory_order_relaxed);
   }
@@ -233,6 +248,8 @@ class Driver {
   const DriverHooks& hooks_;
   DriverResult result_;
   double initial_loss_ = 0;
+  double best_loss_ = 0;                // the lowest training loss so far (patience)
+  int epochs_without_improvement_ = 0;  // in a row, up to the last epoch
 };
 
 }  // namespace
@@ -251,6 +268,9 @@ void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
   report.curve = std::move(result.curve);
   report.samples = result.samples;
   report.interrupted = result.interrupted;
+  report.stopped = result.interrupted ? StopReason::kInterrupted
+                   : result.converged ? StopReason::kConverged
+                                      : StopReason::kEpochs;
   report.resumed_from = result.resumed_from;
   report.train_seconds = result.elapsed;
   report.samples_per_second =

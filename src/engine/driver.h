@@ -27,6 +27,8 @@ struct DriverConfig {
   /// The run diverged when the training loss exceeds this multiple of its initial value (or
   /// is NaN or infinite).
   double divergence_factor = 1e3;
+  int patience = 0;  ///< epochs without improvement before the run has converged; 0 = off
+  double tol = 0;    ///< the improvement of the training loss that counts
 };
 
 /// What the driver calls back on the caller's thread; all optional.
@@ -43,6 +45,7 @@ struct DriverResult {
   std::size_t samples = 0;          ///< samples processed, resumed epochs included
   double elapsed = 0;               ///< training seconds, evaluation excluded
   bool interrupted = false;         ///< the stop flag ended the run
+  bool converged = false;           ///< the training loss stopped improving (patience)
   int resumed_from = 0;             ///< epochs done before this run
 };
 
@@ -62,7 +65,9 @@ inline DriverConfig driver_config(const TrainConfig& config, std::size_t rows, i
           .simulate = config.simulate > 0,
           .dynamic_sharding = config.dynamic_sharding,
           .evals_per_epoch = config.evals_per_epoch,
-          .divergence_factor = config.divergence_factor};
+          .divergence_factor = config.divergence_factor,
+          .patience = config.patience,
+          .tol = config.tol};
 }
 
 /// Drives `kernel` with the caller's callbacks and fills the report's run: the records, the

@@ -189,6 +189,8 @@ void TrainConfig::validate() const {
   }
   if (l2 && (!(*l2 >= 0) || !std::isfinite(*l2))) fail("l2", "a finite strength >= 0", *l2);
   if (!(divergence_factor > 1)) fail("divergence-factor", "a factor > 1", divergence_factor);
+  if (patience < 0) fail("patience", "a count of epochs >= 0 (0 = off)", patience);
+  if (!(tol >= 0) || !std::isfinite(tol)) fail("tol", "a finite improvement >= 0", tol);
   validate_measurement(*this);
   validate_schedule(*this);
   validate_model(*this);

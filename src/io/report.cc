@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "io/enum_names.h"
 #include "io/report_json.h"
 
 namespace hogwild {
@@ -14,6 +15,12 @@ using nlohmann::ordered_json;
 
 // JSON has no NaN/Inf; a non-finite value is written as null rather than as invalid JSON.
 ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
+
+// Why the run ended, as the report says it.
+constexpr detail::EnumNames<StopReason, 3> kStopReasons{
+    {{"epochs", StopReason::kEpochs},
+     {"converged", StopReason::kConverged},
+     {"interrupted", StopReason::kInterrupted}}};
 
 // The config of linear runs.
 ordered_json linear_config_json(const TrainConfig& c) {
@@ -32,6 +39,11 @@ ordered_json linear_config_json(const TrainConfig& c) {
                     {"coherence_lag", c.coherence_lag},
                     {"simulate", c.simulate}};
   detail::add_schedule_config(json, *c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
+  // Only when on: a checkpoint written before the options existed still resumes.
+  if (c.patience > 0) {
+    json["patience"] = c.patience;
+    json["tol"] = c.tol;
+  }
   json["order"] = c.block_rows > 0 ? fmt::format("blocks:{}", c.block_rows) : "rows";
   // Samples between replica merges as the run resolved it; 0 = no replicas.
   json["replicate"] = c.replicate;
@@ -105,6 +117,10 @@ ordered_json model_config_json(const TrainConfig& c) {
   detail::add_schedule_config(j, *c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
   // Only when set: a checkpoint written before the option existed still resumes a rows run.
   if (c.block_rows > 0) j["order"] = fmt::format("blocks:{}", c.block_rows);
+  if (c.patience > 0) {
+    j["patience"] = c.patience;
+    j["tol"] = c.tol;
+  }
   return j;
 }
 
@@ -270,6 +286,7 @@ ordered_json linear_report_json(const Report& report) {
   }
   json["final"] = std::move(final_values);
   json["interrupted"] = report.interrupted;
+  json["stopped"] = detail::enum_name(kStopReasons, report.stopped);
   json["resumed_from"] = report.resumed_from;
   return json;
 }
@@ -307,6 +324,7 @@ ordered_json model_report_json(const Report& report) {
   json["final"] =
       report.epochs.empty() ? ordered_json::object() : model_epoch_json(report.epochs.back());
   json["interrupted"] = report.interrupted;
+  json["stopped"] = detail::enum_name(kStopReasons, report.stopped);
   json["resumed_from"] = report.resumed_from;
   return json;
 }

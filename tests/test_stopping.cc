@@ -1,0 +1,99 @@
+// Stopping when converged (--patience, --tol): the run ends exactly where the rule, applied here
+// to the epochs of an uncapped run, says it does; a loss that never moves stops after `patience`
+// epochs; bad values are refused.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "hogwild/error.h"
+#include "hogwild/report.h"
+#include "hogwild/trainer.h"
+#include "test_support.h"
+
+using namespace hogwild;
+
+namespace {
+
+// The epoch at which a run with this patience and tol stops, from the training losses of a run
+// that did not stop (epoch 0 first): scikit-learn's rule, written out again here.
+int expected_stop(const std::vector<EpochRecord>& epochs, int patience, double tol) {
+  double best = epochs[0].train.loss;
+  int without = 0;
+  for (std::size_t e = 1; e < epochs.size(); ++e) {
+    const double loss = epochs[e].train.loss;
+    without = loss > best - tol ? without + 1 : 0;
+    best = std::min(best, loss);
+    if (without >= patience) return static_cast<int>(e);
+  }
+  return static_cast<int>(epochs.size()) - 1;
+}
+
+TrainConfig serial(int epochs) {
+  TrainConfig config;
+  config.policy = Policy::kSerial;
+  config.epochs = epochs;
+  config.optimizer.step = 0.05;
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("patience stops a serial run exactly where its uncapped twin's losses say") {
+  const auto problem = test::sparse_problem(2000, 300, 10, 21);
+  const auto uncapped = train(serial(60), problem.train, nullptr);
+  CHECK(uncapped.stopped == StopReason::kEpochs);
+  for (const auto& [patience, tol] : {std::pair{1, 1e-3}, std::pair{3, 1e-4}, std::pair{2, 1e-2}}) {
+    CAPTURE(patience);
+    CAPTURE(tol);
+    auto config = serial(60);
+    config.patience = patience;
+    config.tol = tol;
+    const auto report = train(config, problem.train, nullptr);
+    const int stop = expected_stop(uncapped.epochs, patience, tol);
+    REQUIRE(stop < 60);  // the rule does stop this run before its cap
+    CHECK(report.stopped == StopReason::kConverged);
+    CHECK(report.epochs.back().epoch == stop);
+    for (int e = 0; e <= stop; ++e) {
+      CHECK(report.epochs[static_cast<std::size_t>(e)].train.loss ==
+            uncapped.epochs[static_cast<std::size_t>(e)].train.loss);
+    }
+  }
+}
+
+TEST_CASE("a loss that cannot move stops after exactly patience epochs, at every thread count") {
+  // Every feature is zero: the logistic loss stays log 2 and the gradient 0.
+  Dataset flat;
+  for (int i = 0; i < 500; ++i) {
+    const std::uint32_t index = 0;
+    const float value = 0;
+    flat.append({&index, 1}, {&value, 1}, i % 2 ? 1.0f : -1.0f);
+  }
+  for (const int threads : {1, 2, 4}) {
+    CAPTURE(threads);
+    TrainConfig config;
+    config.threads = threads;
+    config.epochs = 100;
+    config.patience = 4;
+    const auto report = train(config, flat, nullptr);
+    CHECK(report.epochs.back().train.loss == doctest::Approx(std::log(2.0)).epsilon(1e-12));
+    CHECK(report.epochs.back().epoch == 4);
+    CHECK(report.stopped == StopReason::kConverged);
+    CHECK(to_json(report).find("\"stopped\": \"converged\"") != std::string::npos);
+  }
+}
+
+TEST_CASE("patience and tol out of range are refused naming the option") {
+  const auto problem = test::sparse_problem(50, 20, 3, 22);
+  auto config = serial(3);
+  config.patience = -1;
+  CHECK_THROWS_WITH_AS(train(config, problem.train, nullptr),
+                       "--patience: expected a count of epochs >= 0 (0 = off), found -1",
+                       InputError);
+  config.patience = 2;
+  config.tol = -0.5;
+  CHECK_THROWS_WITH_AS(train(config, problem.train, nullptr),
+                       "--tol: expected a finite improvement >= 0, found -0.5", InputError);
+  config.tol = std::nan("");
+  CHECK_THROWS_AS(train(config, problem.train, nullptr), InputError);
+}
