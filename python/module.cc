@@ -9,6 +9,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_reduce.h>
 
 #include <atomic>
 #include <chrono>
@@ -241,6 +243,40 @@ void translate_errors(py::module_& m) {
   });
 }
 
+// The largest and the mean squared L2 norm of CSR rows (indptr of I, values of V), in one
+// parallel pass over the values as they are (no converted copy), summed in the same order every
+// run so that a default step made from them is reproducible.
+template <class I, class V>
+py::tuple squared_norms(const py::array_t<I, py::array::c_style>& indptr,
+                        const py::array_t<V, py::array::c_style>& values) {
+  const std::size_t rows = indptr.size() > 0 ? indptr.size() - 1 : 0;
+  const I* offsets = indptr.data();
+  const V* v = values.data();
+  if (rows > 0 && (offsets[0] != 0 || static_cast<std::size_t>(offsets[rows]) != values.size())) {
+    throw hogwild::InputError("X: expected CSR arrays, found indptr not ending at the nonzeros");
+  }
+  struct Sums {
+    double max = 0, total = 0;
+  };
+  const py::gil_scoped_release release;
+  const Sums sums = tbb::parallel_deterministic_reduce(
+      tbb::blocked_range<std::size_t>(0, rows, 4096), Sums{},
+      [&](const auto& range, Sums acc) {
+        for (std::size_t i = range.begin(); i < range.end(); ++i) {
+          double sum = 0;
+          for (auto k = offsets[i]; k < offsets[i + 1]; ++k) sum += double{v[k]} * double{v[k]};
+          acc.max = std::max(acc.max, sum);
+          acc.total += sum;
+        }
+        return acc;
+      },
+      [](Sums a, const Sums& b) {
+        return Sums{std::max(a.max, b.max), a.total + b.total};
+      });
+  const py::gil_scoped_acquire gil;
+  return py::make_tuple(sums.max, rows > 0 ? sums.total / static_cast<double>(rows) : 0.0);
+}
+
 std::vector<std::string> option_names() {
   std::vector<std::string> names;
   for (const auto& option : hogwild_cli::train_options()) names.emplace_back(option.name);
@@ -389,6 +425,13 @@ void bind_training(py::module_& m) {
       py::arg("users"), py::arg("items"), py::arg("values"), py::arg("test"), py::arg("options"),
       py::arg("control"), py::arg("verbose"));
   m.def("option_names", &option_names, "The options of `hogwild train`, as --name.");
+  constexpr const char* kNorms =
+      "(largest, mean) squared L2 norm of the rows of CSR arrays (the same sums every run).";
+  m.def("squared_norms", &squared_norms<std::int32_t, double>, kNorms);
+  m.def("squared_norms", &squared_norms<std::int32_t, float>, kNorms);
+  m.def("squared_norms", &squared_norms<std::int64_t, double>, kNorms);
+  m.def("squared_norms", &squared_norms<std::int64_t, float>, kNorms);
+  m.def("squared_norms", &squared_norms<std::uint64_t, float>, kNorms);
 }
 
 }  // namespace

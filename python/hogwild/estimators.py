@@ -13,6 +13,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from . import _hogwild
 from .model import Model  # noqa: F401 (the type of model_)
 
 _LINEAR = ("logistic", "hinge", "squared")
@@ -22,17 +23,15 @@ _FLOATS = (np.float64, np.float32)
 
 
 def _squared_norms(X):
-    """Each row's squared L2 norm."""
+    """The largest and the mean squared L2 norm of X's rows."""
     if sp.issparse(X):
         X = sp.csr_matrix(X)
-        starts = X.indptr[:-1]
-        nonempty = starts < X.indptr[1:]
-        sums = np.zeros(X.shape[0])
-        if X.nnz:
-            squares = np.square(X.data, dtype=np.float64)
-            sums[nonempty] = np.add.reduceat(squares, starts[nonempty])
-        return sums
-    return np.einsum("ij,ij->i", X, X, dtype=np.float64)
+        if X.dtype not in (np.float32, np.float64) or X.indptr.dtype not in (np.int32, np.int64):
+            X = sp.csr_matrix(X, dtype=np.float64)
+            X.indptr = X.indptr.astype(np.int64)
+        return _hogwild.squared_norms(X.indptr, X.data)
+    squares = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+    return (float(np.max(squares, initial=0.0)), float(np.mean(squares)) if squares.size else 0.0)
 
 
 def _default_step(X, model, optimizer, intercept):
@@ -46,13 +45,14 @@ def _default_step(X, model, optimizer, intercept):
     mean squared norm of 162): the step shrinks in proportion to the mean squared norm beyond
     that. Adaptive optimisers keep their default (None).
     """
-    squares = _squared_norms(X) + (1.0 if intercept else 0.0)
+    largest, mean = _squared_norms(X)
+    if intercept:
+        largest, mean = largest + 1, mean + 1
     if model in _LINEAR:
-        longest = float(np.max(squares, initial=0.0)) * (0.25 if model == "logistic" else 1.0)
+        longest = largest * (0.25 if model == "logistic" else 1.0)
         return min(0.5, 1.0 / longest) if 0 < longest < np.inf else 0.5
     if optimizer not in (None, "sgd"):
         return None
-    mean = float(np.mean(squares)) if squares.size else 0.0
     return 0.1 * min(1.0, _FASHION_MNIST_SQUARED_NORM / mean) if 0 < mean < np.inf else 0.1
 
 
