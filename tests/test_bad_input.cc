@@ -208,7 +208,7 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
       {"--delay nope", "--delay: expected none, const:S, uniform:S, geometric:P[:CAP]"},
       {"--threads abc", "--threads: expected an integer, found 'abc'"},
       {"--epochs abc", "--epochs: expected an integer, found 'abc'"},
-      {"--step x", "--step: expected a number, found 'x'"},
+      {"--step x", "--step: expected a number or auto, found 'x'"},
       {"--seed abc", "--seed: expected a non-negative integer, found 'abc'"},
       {"--epochs 99999999999999999999",
        "--epochs: expected an integer in [-2147483648, 2147483647], found "

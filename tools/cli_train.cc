@@ -1,6 +1,7 @@
 #include "cli_train.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -104,6 +105,13 @@ void print_summary(const hogwild::Report& report) {
     fmt::print("batch size: mean {:.1f} (p50 {}, p99 {}) over {} updates{}\n", b.mean(),
                b.quantile(0.5), b.quantile(0.99), b.count(),
                report.workers.size() > 1 ? "; per worker mean " + means : "");
+  }
+  if (const auto& c = report.step_calibration) {
+    fmt::print(
+        "step auto: {:g} (the lowest held-out loss after one pass over {} examples; tried {:g} in "
+        "{:.3f} "
+        "s, counted in the training time)\n",
+        c->chosen, c->sample_rows, fmt::join(c->steps, ", "), c->seconds);
   }
   if (const auto& st = report.staleness; st.updates.count() > 0) {
     fmt::print(
@@ -261,7 +269,8 @@ std::string model_lines(const TrainArgs& a, std::size_t dim) {
       std::holds_alternative<hogwild::MlpModel>(r.model) ? " (hidden " + a.hidden + ")"
       : mf                                               ? fmt::format(" (rank {})", mf->rank)
                                                          : "",
-      hogwild::to_string(o.kind), *o.step, hogwild::to_string(o.schedule),
+      hogwild::to_string(o.kind), o.auto_step ? std::string("auto") : fmt::format("{}", *o.step),
+      hogwild::to_string(o.schedule),
       o.schedule == hogwild::Schedule::kEpoch ? fmt::format(" (decay {})", o.decay) : "",
       r.schedule->text, *r.l2, hogwild::to_string(r.policy),
       r.simulate > 0 ? "virtual workers" : "threads", r.workers(), r.epochs, r.delay.text,

@@ -46,6 +46,9 @@ std::size_t state_buffers(OptimizerKind kind);
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::kSgd;  ///< --optimizer
   std::optional<double> step;  ///< --step: initial step size eta0; unset: the model's default
+  /// --step auto: train() chooses the initial step on a sample of the training data first
+  /// (StepCalibration); `step` is then ignored.
+  bool auto_step = false;
   Schedule schedule = Schedule::kEpoch;  ///< --step-schedule
   double decay = 0.9;         ///< --decay: per-epoch factor of the `epoch` schedule, (0, 1]
   double schedule_scale = 1;  ///< --step-schedule-scale: epochs per unit of t in 1/t, 1/sqrt(t)

@@ -192,6 +192,19 @@ struct DataShape {
   bool zero_based = false;     ///< LIBSVM: the files' indices were 0-based
 };
 
+/// How --step auto chose the initial step: for each step of a geometric ladder, one serial pass
+/// from the initial model over a seeded sample of the training data; the step whose model has
+/// the lowest loss on a second, disjoint sample is kept (with a single example, the lowest
+/// training loss).
+struct StepCalibration {
+  std::size_t sample_rows = 0;    ///< examples in the sample trained on
+  std::size_t held_out_rows = 0;  ///< examples in the sample judged on
+  std::vector<double> steps;      ///< the ladder, increasing
+  std::vector<double> losses;     ///< the loss after each step's pass (infinite: it diverged)
+  double chosen = 0;              ///< the step the run trained with
+  double seconds = 0;             ///< time calibrating, counted in the run's training time
+};
+
 /// Why a run ended.
 enum class StopReason {
   kEpochs,       ///< it ran every epoch asked for
@@ -230,6 +243,7 @@ struct Report {
   bool interrupted = false;
   /// Why the run ended: it ran its --epochs, it converged (--patience), or it was interrupted.
   StopReason stopped = StopReason::kEpochs;
+  std::optional<StepCalibration> step_calibration;  ///< with --step auto
   int resumed_from = 0;  ///< the epoch the run continued from (0: a fresh start)
 };
 

@@ -110,7 +110,7 @@ def test_canonical_and_unsorted_duplicate_csr_train_the_same_model():
 
 
 @pytest.mark.parametrize("options, message", [
-    (dict(step="abc"), "--step: expected a number, found 'abc'"),
+    (dict(step="abc"), "--step: expected a number or auto, found 'abc'"),
     (dict(epochs=0), "--epochs: expected"),
     (dict(policy="fast"), "--policy: expected one of racy, atomic, striped, locked, serial"),
     (dict(hidden=[8]), "--hidden: expected only with --model mlp"),

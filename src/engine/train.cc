@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "engine/step_calibration.h"
 #include "engine/trainers.h"
 #include "hogwild/checkpoint.h"
 #include "hogwild/error.h"
@@ -108,6 +109,9 @@ Checkpoint checkpoint_for(const TrainConfig& config, const Ratings& train, const
 
 Report train(const TrainConfig& config, const Dataset& train_data, const Dataset* test_data,
              const Callbacks& callbacks, const TrainState* resume) {
+  if (config.optimizer.auto_step) {
+    return detail::train_with_step_calibration(config, train_data, test_data, callbacks, resume);
+  }
   config.validate();
   config.check_format("libsvm");
   if (is_linear(config.model)) {
@@ -123,6 +127,9 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
 
 Report train(const TrainConfig& config, const DenseDataset& train_data,
              const DenseDataset* test_data, const Callbacks& callbacks, const TrainState* resume) {
+  if (config.optimizer.auto_step) {
+    return detail::train_with_step_calibration(config, train_data, test_data, callbacks, resume);
+  }
   config.validate();
   config.check_format("idx");
   if (test_data && test_data->cols != train_data.cols) {
@@ -140,6 +147,9 @@ Report train(const TrainConfig& config, const DenseDataset& train_data,
 
 Report train(const TrainConfig& config, const Ratings& train_data, const Ratings* test_data,
              const Callbacks& callbacks, const TrainState* resume) {
+  if (config.optimizer.auto_step) {
+    return detail::train_with_step_calibration(config, train_data, test_data, callbacks, resume);
+  }
   config.validate();
   config.check_format("ratings");
   const Checkpoint shape = checkpoint_for(config, train_data, test_data);

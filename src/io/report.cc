@@ -22,6 +22,17 @@ constexpr detail::EnumNames<StopReason, 3> kStopReasons{
      {"converged", StopReason::kConverged},
      {"interrupted", StopReason::kInterrupted}}};
 
+// How --step auto chose the step; a diverged step's loss is null.
+ordered_json calibration_json(const StepCalibration& c) {
+  ordered_json losses = ordered_json::array();
+  for (const double loss : c.losses) losses.push_back(number(loss));
+  return {{"sample_rows", c.sample_rows},
+          {"steps", c.steps},
+          {"losses", losses},
+          {"chosen", c.chosen},
+          {"seconds", c.seconds}};
+}
+
 // The config of linear runs.
 ordered_json linear_config_json(const TrainConfig& c) {
   ordered_json json{{"model", model_name(c.model)},
@@ -40,6 +51,7 @@ ordered_json linear_config_json(const TrainConfig& c) {
                     {"simulate", c.simulate}};
   detail::add_schedule_config(json, *c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
   // Only when on: a checkpoint written before the options existed still resumes.
+  if (c.optimizer.auto_step) json["step_auto"] = true;
   if (c.patience > 0) {
     json["patience"] = c.patience;
     json["tol"] = c.tol;
@@ -117,6 +129,7 @@ ordered_json model_config_json(const TrainConfig& c) {
   detail::add_schedule_config(j, *c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
   // Only when set: a checkpoint written before the option existed still resumes a rows run.
   if (c.block_rows > 0) j["order"] = fmt::format("blocks:{}", c.block_rows);
+  if (c.optimizer.auto_step) j["step_auto"] = true;
   if (c.patience > 0) {
     j["patience"] = c.patience;
     j["tol"] = c.tol;
@@ -287,6 +300,8 @@ ordered_json linear_report_json(const Report& report) {
   json["final"] = std::move(final_values);
   json["interrupted"] = report.interrupted;
   json["stopped"] = detail::enum_name(kStopReasons, report.stopped);
+  if (report.step_calibration)
+    json["step_calibration"] = calibration_json(*report.step_calibration);
   json["resumed_from"] = report.resumed_from;
   return json;
 }
@@ -325,6 +340,8 @@ ordered_json model_report_json(const Report& report) {
       report.epochs.empty() ? ordered_json::object() : model_epoch_json(report.epochs.back());
   json["interrupted"] = report.interrupted;
   json["stopped"] = detail::enum_name(kStopReasons, report.stopped);
+  if (report.step_calibration)
+    json["step_calibration"] = calibration_json(*report.step_calibration);
   json["resumed_from"] = report.resumed_from;
   return json;
 }

@@ -1,0 +1,166 @@
+#include "engine/step_calibration.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "engine/rng.h"
+#include "hogwild/error.h"
+
+namespace hogwild::detail {
+namespace {
+
+// The examples `rows` of `data`, in that order.
+Dataset sample_of(const Dataset& data, std::span<const std::size_t> rows) {
+  Dataset sample;
+  for (const auto r : rows) {
+    const auto row = data.row(r);
+    sample.append(row.indices, row.values, data.labels[r]);
+  }
+  sample.num_features = data.num_features;
+  return sample;
+}
+
+DenseDataset sample_of(const DenseDataset& data, std::span<const std::size_t> rows) {
+  DenseDataset sample;
+  sample.cols = data.cols;
+  sample.shape = data.shape;
+  for (const auto r : rows) {
+    const auto row = data.row(r);
+    sample.features.insert(sample.features.end(), row.begin(), row.end());
+    sample.labels.push_back(data.labels[r]);
+  }
+  return sample;
+}
+
+Ratings sample_of(const Ratings& data, std::span<const std::size_t> rows) {
+  Ratings sample;
+  for (const auto r : rows) sample.append(data.users[r], data.items[r], data.values[r]);
+  // The model's shape is the full data's: ids beyond the sample keep their factors.
+  sample.num_users = data.num_users;
+  sample.num_items = data.num_items;
+  return sample;
+}
+
+std::size_t rows_of(const Dataset& data) { return data.rows(); }
+std::size_t rows_of(const DenseDataset& data) { return data.rows(); }
+std::size_t rows_of(const Ratings& data) { return data.size(); }
+
+// One serial pass over `sample` from the initial model at `step`, and nothing measured.
+TrainConfig trial_config(const TrainConfig& config, double step) {
+  TrainConfig trial = config;
+  trial.optimizer.auto_step = false;
+  trial.optimizer.step = step;
+  trial.policy = Policy::kSerial;
+  trial.threads = 1;
+  trial.epochs = 1;
+  trial.simulate = 0;
+  trial.delay = {};
+  trial.speed = {};
+  trial.staleness_sample = 0;
+  trial.coherence_sample = 0;
+  trial.evals_per_epoch = 1;
+  trial.dynamic_sharding = false;
+  trial.block_rows = 0;
+  trial.replicate = 0;
+  trial.patience = 0;
+  if (trial.schedule && trial.schedule->kind == ScheduleSpec::Kind::kTime) trial.schedule.reset();
+  return trial;
+}
+
+// The loss a trial ended with: on the held-out sample, or the training objective (the loss
+// where the model has none) when there is none.
+double loss_of(const Report& report) {
+  const auto& last = report.epochs.back();
+  if (last.test) return last.test->loss;
+  return last.train.objective.value_or(last.train.loss);
+}
+
+}  // namespace
+
+std::vector<double> step_ladder() {
+  std::vector<double> steps;
+  for (int k = -8; k <= 2; ++k) steps.push_back(std::pow(10.0, k / 2.0));
+  return steps;
+}
+
+template <class Data>
+StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
+  // Two disjoint seeded samples: each step trains on the first and is judged on the second, so
+  // that a step which only memorises the first (a large one, on wide sparse data) does not win.
+  const std::size_t n = rows_of(train);
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  Rng rng(derive_seed(config.seed, 0xca11b7u));
+  fisher_yates(order, rng);
+  const std::size_t fit_rows = std::min(kCalibrationRows, (n + 1) / 2);
+  const std::size_t held_rows = std::min(kCalibrationRows, n - fit_rows);
+  const std::span<const std::size_t> rows(order);
+  const Data sample = sample_of(train, rows.first(fit_rows));
+  const Data held_out = sample_of(train, rows.subspan(fit_rows, held_rows));
+
+  StepCalibration c;
+  c.sample_rows = fit_rows;
+  c.held_out_rows = held_rows;
+  c.steps = step_ladder();
+  double best = std::numeric_limits<double>::infinity();
+  for (const double step : c.steps) {
+    double loss = std::numeric_limits<double>::infinity();
+    try {
+      const Report trial =
+          hogwild::train(trial_config(config, step), sample, held_rows > 0 ? &held_out : nullptr);
+      loss = loss_of(trial);
+    } catch (const DivergenceError&) {
+    }
+    if (!std::isfinite(loss)) loss = std::numeric_limits<double>::infinity();
+    c.losses.push_back(loss);
+    if (loss < best) {
+      best = loss;
+      c.chosen = step;
+    }
+  }
+  if (!std::isfinite(best)) {
+    throw DivergenceError(fmt::format(
+        "--step auto: expected a step that trains, found that every step tried diverged on a "
+        "sample of {} examples ({}); scale the features down, or give --step",
+        c.sample_rows, fmt::join(c.steps, ", ")));
+  }
+  return c;
+}
+
+template <class Data>
+Report train_with_step_calibration(const TrainConfig& config, const Data& train, const Data* test,
+                                   const Callbacks& callbacks, const TrainState* resume) {
+  config.validate();
+  const auto start = std::chrono::steady_clock::now();
+  StepCalibration calibration = calibrate_step(config, train);
+  calibration.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  TrainConfig chosen = config;
+  chosen.optimizer.auto_step = false;
+  chosen.optimizer.step = calibration.chosen;
+  Report report = hogwild::train(chosen, train, test, callbacks, resume);
+  report.config.optimizer.auto_step = true;
+  report.train_seconds += calibration.seconds;
+  report.samples_per_second =
+      report.train_seconds > 0 ? static_cast<double>(report.samples) / report.train_seconds : 0.0;
+  report.step_calibration = std::move(calibration);
+  return report;
+}
+
+template StepCalibration calibrate_step(const TrainConfig&, const Dataset&);
+template StepCalibration calibrate_step(const TrainConfig&, const DenseDataset&);
+template StepCalibration calibrate_step(const TrainConfig&, const Ratings&);
+template Report train_with_step_calibration(const TrainConfig&, const Dataset&, const Dataset*,
+                                            const Callbacks&, const TrainState*);
+template Report train_with_step_calibration(const TrainConfig&, const DenseDataset&,
+                                            const DenseDataset*, const Callbacks&,
+                                            const TrainState*);
+template Report train_with_step_calibration(const TrainConfig&, const Ratings&, const Ratings*,
+                                            const Callbacks&, const TrainState*);
+
+}  // namespace hogwild::detail

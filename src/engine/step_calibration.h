@@ -1,0 +1,29 @@
+#pragma once
+
+// --step auto: the initial step chosen on a sample of the training data before the run.
+
+#include <cstdint>
+#include <vector>
+
+#include "hogwild/trainer.h"
+
+namespace hogwild::detail {
+
+/// Examples in the calibration sample (as Bottou's SGD code takes): all of them when fewer.
+inline constexpr std::size_t kCalibrationRows = 1000;
+
+/// The ladder of steps tried: half-decades from 1e-4 to 10.
+std::vector<double> step_ladder();
+
+/// Chooses the initial step for `config` on a seeded sample of `train` (StepCalibration).
+/// Throws DivergenceError naming the steps tried when every one diverges.
+template <class Data>
+StepCalibration calibrate_step(const TrainConfig& config, const Data& train);
+
+/// train() with --step auto: calibrates, then trains with the chosen step; the calibration's
+/// time counts in the report's training time and the report records it.
+template <class Data>
+Report train_with_step_calibration(const TrainConfig& config, const Data& train, const Data* test,
+                                   const Callbacks& callbacks, const TrainState* resume);
+
+}  // namespace hogwild::detail

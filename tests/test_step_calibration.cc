@@ -1,0 +1,87 @@
+// --step auto: the calibration picks the step a closed form says is best, is reproducible for a
+// seed, refuses data on which every step diverges, and is recorded in the report.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "engine/step_calibration.h"
+#include "hogwild/error.h"
+#include "hogwild/report.h"
+#include "hogwild/trainer.h"
+#include "test_support.h"
+
+using namespace hogwild;
+
+namespace {
+
+// `rows` copies of the example x = (a, b) with target y: least squares whose curvature along
+// every example is ||x||^2.
+Dataset identical_rows(int rows, float a, float b, float y) {
+  Dataset data;
+  const std::uint32_t indices[] = {0, 1};
+  const float values[] = {a, b};
+  for (int i = 0; i < rows; ++i) data.append(indices, values, y);
+  return data;
+}
+
+TrainConfig least_squares() {
+  TrainConfig config;
+  config.model = LinearModel{LossKind::kSquared};
+  config.optimizer.auto_step = true;
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("auto step picks 1 / ||x||^2 on least squares, where one step solves it") {
+  // ||x||^2 = 10: the step 0.1 fits the target exactly after the first example; smaller steps
+  // leave part of the error after each example, larger ones overshoot.
+  const auto data = identical_rows(8, 3.0f, 1.0f, 2.0f);
+  const auto c = detail::calibrate_step(least_squares(), data);
+  CHECK(c.chosen == doctest::Approx(0.1));
+  CHECK(c.sample_rows == 4);
+  CHECK(c.held_out_rows == 4);
+  REQUIRE(c.steps.size() == c.losses.size());
+  for (std::size_t i = 0; i < c.steps.size(); ++i) {
+    CAPTURE(c.steps[i]);
+    if (c.steps[i] != c.chosen) CHECK(c.losses[i] > 1e3 * c.losses[6]);
+  }
+  CHECK(c.losses[6] < 1e-10);  // 0.1 is the ladder's 7th step
+}
+
+TEST_CASE("auto step is reproducible for a seed and recorded in the report") {
+  const auto problem = test::sparse_problem(3000, 400, 12, 31);
+  TrainConfig config;
+  config.optimizer.auto_step = true;
+  config.policy = Policy::kSerial;
+  config.epochs = 2;
+  const auto a = detail::calibrate_step(config, problem.train);
+  const auto b = detail::calibrate_step(config, problem.train);
+  CHECK(a.chosen == b.chosen);
+  CHECK(a.losses == b.losses);
+  const auto report = train(config, problem.train, &problem.test);
+  REQUIRE(report.step_calibration);
+  CHECK(report.step_calibration->chosen == a.chosen);
+  CHECK(*report.config.optimizer.step == a.chosen);
+  CHECK(report.train_seconds >= report.step_calibration->seconds);
+  const std::string json = to_json(report);
+  CHECK(json.find("\"step_calibration\"") != std::string::npos);
+  CHECK(json.find("\"step_auto\": true") != std::string::npos);
+  // The run is the run with that step given.
+  auto given = config;
+  given.optimizer.auto_step = false;
+  given.optimizer.step = a.chosen;
+  CHECK(train(given, problem.train, &problem.test).epochs.back().train.loss ==
+        report.epochs.back().train.loss);
+}
+
+TEST_CASE("auto step on data where every step diverges is a divergence naming the steps") {
+  // ||x||^2 = 1e6: even the smallest step, 1e-4, multiplies the error by about -99 per example.
+  const auto data = identical_rows(8, 1000.0f, 0.0f, 1.0f);
+  CHECK_THROWS_WITH_AS(train(least_squares(), data, nullptr),
+                       doctest::Contains("--step auto: expected a step that trains, found that "
+                                         "every step tried diverged on a sample of 4 examples "
+                                         "(0.0001, 0.000316"),
+                       DivergenceError);
+}
