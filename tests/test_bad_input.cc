@@ -209,6 +209,10 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
       {"--threads abc", "--threads: expected an integer, found 'abc'"},
       {"--epochs abc", "--epochs: expected an integer, found 'abc'"},
       {"--step x", "--step: expected a number or auto, found 'x'"},
+      {"--step 1e", "--step: expected a number or auto, found '1e'"},
+      {"--patience -1", "--patience: expected a count of epochs >= 0 (0 = off), found -1"},
+      {"--patience 2 --tol -1", "--tol: expected a finite improvement >= 0, found -1"},
+      {"--patience 2 --tol nan", "--tol: expected a finite improvement >= 0, found nan"},
       {"--seed abc", "--seed: expected a non-negative integer, found 'abc'"},
       {"--epochs 99999999999999999999",
        "--epochs: expected an integer in [-2147483648, 2147483647], found "
