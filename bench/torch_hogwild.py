@@ -15,7 +15,6 @@ target, then the ratios. hogwild runs before and after PyTorch and the slower ru
   /usr/bin/python3 bench/torch_hogwild.py --hogwild build/release/hogwild --model mlp --hidden 256
 """
 import argparse
-import gzip
 import json
 import os
 import subprocess
@@ -29,15 +28,7 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
 
-DATA = "/usr/share/datasets/fashion-mnist"
-
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        raw = f.read()
-    dims = raw[3]
-    shape = [int.from_bytes(raw[4 + 4 * d:8 + 4 * d], "big") for d in range(dims)]
-    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
+from fashion_mnist import DATA, read_idx
 
 
 def load(split):

@@ -232,9 +232,6 @@ class HogwildRegressor(RegressorMixin, _HogwildEstimator):
         self.seed = seed
         self.options = options
 
-    # The classifier's model-only options do not apply to a linear model.
-    batch = optimizer = step_schedule = decay = hidden = None
-
     def fit(self, X, y):
         """Trains on X (numpy array or scipy.sparse matrix) and target values y."""
         X, y = self._validate_data(X, y, accept_sparse="csr", dtype=_FLOATS, y_numeric=True)
