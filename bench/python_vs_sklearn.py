@@ -20,7 +20,9 @@ Part 3, where a default HogwildClassifier fit on the RCV1-like data spends its t
 with one epoch.
 
   /usr/bin/python3 bench/python_vs_sklearn.py --hogwild build/release/hogwild [--reps 3]
-(with PYTHONPATH=build/release/python). Prints markdown tables.
+(with PYTHONPATH=build/release/python). Prints markdown tables. scikit-learn's users of the
+wheels have OpenBLAS: install libopenblas0-serial and prefix the command with
+LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-serial to run the peers as they do.
 """
 import argparse
 import json
