@@ -110,7 +110,9 @@ void add_gen_sparse(CLI::App& gen, GenSparseOptions& o) {
               {"--features", &C::features, "dimension (RCV1: 47236)"},
               {"--nnz-per-row", &C::nnz_per_row, "distinct nonzeros per row"},
               {"--zipf", &C::zipf, "power-law exponent of feature frequencies (0 = uniform)"},
-              {"--noise", &C::label_noise, "probability of flipping each label"},
+              {"--noise", &C::label_noise,
+               "probability of flipping each label; with --regression the noise's standard "
+               "deviation"},
               {"--density", &C::hyperplane_density, "fraction of features with a hidden weight"},
               {"--test-rows", &C::test_rows, "test examples from the same distribution"},
               {"--classes", &C::classes,
@@ -118,7 +120,10 @@ void add_gen_sparse(CLI::App& gen, GenSparseOptions& o) {
                "margin over K hidden hyperplanes (text-like multiclass)"},
               {"--counts", &C::counts, "term counts (1, 2, 3 ...) as values, not tf-idf weights"},
               {"--normalize,!--no-normalize", &C::normalize,
-               "scale each row to unit L2 norm (the default)"}},
+               "scale each row to unit L2 norm (the default)"},
+              {"--regression", &C::regression,
+               "real-valued targets for --model squared: the hidden hyperplane's margin scaled "
+               "to unit variance plus Gaussian noise (--noise, its standard deviation)"}},
              "test file to write (needs --test-rows)");
 }
 

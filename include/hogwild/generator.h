@@ -23,6 +23,9 @@ struct SparseGeneratorConfig {
   std::size_t classes = 2;
   bool normalize = true;  ///< scale each row to unit L2 norm
   bool counts = false;    ///< term counts as values (1, 2, 3 ...) instead of tf-idf weights
+  /// Real-valued targets instead of labels: the hidden hyperplane's margin scaled to unit
+  /// variance over the training rows, plus Gaussian noise of standard deviation `label_noise`.
+  bool regression = false;
 };
 
 /// Generated training and test sets plus the hidden hyperplanes that labelled them.
@@ -38,7 +41,8 @@ struct SparseProblem {
 /// power-law over feature ranks, positive tf-idf-like values (or term counts), L2-normalised
 /// unless asked otherwise; its label is the sign of the hidden sparse hyperplane's margin
 /// (2 classes) or the class of the largest margin, replaced with probability `label_noise` (by
-/// the other sign, or another class drawn uniformly). Throws InputError when the configuration
+/// the other sign, or another class drawn uniformly), or with `regression` its standardised
+/// margin plus Gaussian noise. Throws InputError when the configuration
 /// is out of range.
 SparseProblem generate_sparse(const SparseGeneratorConfig& config);
 

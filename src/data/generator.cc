@@ -68,6 +68,7 @@ float label_of(const SparseGeneratorConfig& config, const std::vector<float>& hi
       best_margin = margin;
     }
   }
+  if (config.regression) return static_cast<float>(best_margin);  // noise added once scaled
   if (classes == 2) {
     const float label = best_margin >= 0 ? 1.0f : -1.0f;
     return rng.uniform() < config.label_noise ? -label : label;
@@ -133,6 +134,29 @@ void generate_rows(const SparseGeneratorConfig& config, const FeatureSampler& sa
   });
 }
 
+// Regression targets: the margins scaled to unit variance over the training rows (the scale
+// applies to the test rows too), plus seeded Gaussian noise of standard deviation label_noise.
+void add_target_noise(const SparseGeneratorConfig& config, std::uint64_t stream_base,
+                      SparseProblem& problem) {
+  double sum = 0;
+  double sum2 = 0;
+  for (const float m : problem.train.labels) {
+    sum += m;
+    sum2 += double{m} * m;
+  }
+  const double n = static_cast<double>(problem.train.labels.size());
+  const double variance = sum2 / n - (sum / n) * (sum / n);
+  const double scale = variance > 0 ? 1.0 / std::sqrt(variance) : 1.0;
+  auto noisy = [&](std::vector<float>& labels, std::uint64_t first_stream) {
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      detail::Rng rng(detail::derive_seed(config.seed, first_stream + i) ^ 0x7a26e7u);
+      labels[i] = static_cast<float>(labels[i] * scale + config.label_noise * rng.normal());
+    }
+  };
+  noisy(problem.train.labels, stream_base);
+  noisy(problem.test.labels, stream_base + config.rows);
+}
+
 void check(const SparseGeneratorConfig& c) {
   auto fail = [](std::string_view option, std::string_view expected, auto found) {
     throw InputError(fmt::format("--{}: expected {}, found {}", option, expected, found));
@@ -145,7 +169,12 @@ void check(const SparseGeneratorConfig& c) {
     fail("nnz-per-row", fmt::format("between 1 and --features ({})", c.features), c.nnz_per_row);
   }
   if (!(c.zipf >= 0) || !std::isfinite(c.zipf)) fail("zipf", "a finite exponent >= 0", c.zipf);
-  if (!(c.label_noise >= 0 && c.label_noise <= 0.5)) {
+  if (c.regression) {
+    if (!(c.label_noise >= 0 && c.label_noise <= 100)) {
+      fail("noise", "a noise standard deviation in [0, 100] with --regression", c.label_noise);
+    }
+    if (c.classes != 2) fail("classes", "2 (the default) with --regression", c.classes);
+  } else if (!(c.label_noise >= 0 && c.label_noise <= 0.5)) {
     fail("noise", "a flip probability in [0, 0.5]", c.label_noise);
   }
   if (!(c.hyperplane_density > 0 && c.hyperplane_density <= 1)) {
@@ -188,6 +217,7 @@ SparseProblem generate_sparse(const SparseGeneratorConfig& config) {
     generate_rows(config, sampler, problem.hidden_weights, kFirstRowStream + config.rows,
                   config.test_rows, problem.test);
   }
+  if (config.regression) add_target_noise(config, kFirstRowStream, problem);
   return problem;
 }
 
