@@ -174,3 +174,26 @@ TEST_CASE("Hogwild with several threads ends close to the serial run") {
     }
   }
 }
+
+TEST_CASE("linear models take every step schedule, one step per epoch") {
+  const auto p = small_problem();
+  TrainConfig c;
+  c.policy = Policy::kSerial;
+  c.epochs = 4;
+  c.optimizer.step = 0.8;
+  c.optimizer.schedule = Schedule::kInverse;
+  c.optimizer.schedule_scale = 2;
+  const Report inverse = train(c, p.train, nullptr);
+  for (int e = 1; e <= 4; ++e) {
+    CHECK(inverse.epochs[static_cast<std::size_t>(e)].step ==
+          doctest::Approx(0.8 / (1 + (e - 1) / 2.0)));
+  }
+  // A constant step is the epoch decay with a factor of 1, bit for bit.
+  c.optimizer.schedule = Schedule::kConstant;
+  const Report constant = train(c, p.train, nullptr);
+  c.optimizer.schedule = Schedule::kEpoch;
+  c.optimizer.decay = 1;
+  const Report undecayed = train(c, p.train, nullptr);
+  CHECK(constant.weights == undecayed.weights);
+  CHECK(constant.weights != inverse.weights);
+}

@@ -311,7 +311,7 @@ const TrainOption kTable[] = {
    [](A& a, TC& c) { c.optimizer.kind = hogwild::parse_optimizer(a.optimizer); }},
   // The report's `schedule` is the minibatch schedule's: this option has no key of its own.
   {"--step-schedule", "", kModels, "step schedule: constant, epoch (times --decay each epoch), "
-   "inverse (1/t), inverse-sqrt (linear models: epoch)", arg<&A::step_schedule>,
+   "inverse (1/t), inverse-sqrt (linear models: the step changes once per epoch)", arg<&A::step_schedule>,
    [](A& a, TC& c) { c.optimizer.schedule = hogwild::parse_schedule(a.step_schedule); }},
   {"--step-schedule-scale", "schedule_scale", kModels, "epochs per unit of t in the inverse "
    "schedules", opt<&OC::schedule_scale>},

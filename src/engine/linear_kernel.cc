@@ -794,12 +794,14 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
     if (run_.test_data && with_test) result.test = evaluated(*run_.test_data, run_.y_test);
     return result;
   }
-  // The step decays by a factor per epoch; the products are those of an uninterrupted run, so
-  // a resumed one uses bit-identical steps.
+  // One step per epoch. The epoch schedule multiplies by the decay once per epoch, so a resumed
+  // run uses bit-identical steps; the inverse schedules take t at the epoch's start.
   double step_of(int epoch, bool initial) const override {
     if (initial) return 0;
-    double eta = *run_.config.optimizer.step;
-    for (int e = 1; e < epoch; ++e) eta *= run_.config.optimizer.decay;
+    const OptimizerConfig& o = run_.config.optimizer;
+    if (o.schedule != Schedule::kEpoch) return o.step_at(*o.step, epoch - 1, epoch - 1);
+    double eta = *o.step;
+    for (int e = 1; e < epoch; ++e) eta *= o.decay;
     return eta;
   }
   std::uint64_t applied() const override {

@@ -110,17 +110,13 @@ void validate_schedule(const TrainConfig& c) {
   }
 }
 
-// What only some models take: the optimiser (linear models run SGD with an epoch decay),
+// What only some models take: the optimiser (linear models run SGD, one step per epoch),
 // replicas (linear models), and the model's shape.
 void validate_model(const TrainConfig& c) {
   if (is_linear(c.model)) {
     const OptimizerConfig& o = c.optimizer;
     if (o.kind != OptimizerKind::kSgd) {
       fail("optimizer", "sgd for the linear models (logistic, hinge, squared)", to_string(o.kind));
-    }
-    if (o.schedule != Schedule::kEpoch) {
-      fail("step-schedule", "epoch for the linear models (logistic, hinge, squared)",
-           to_string(o.schedule));
     }
     if (o.clip_norm != 0) fail("clip-norm", "0 for the linear models", o.clip_norm);
   }

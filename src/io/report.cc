@@ -52,6 +52,13 @@ ordered_json linear_config_json(const TrainConfig& c) {
   detail::add_schedule_config(json, *c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
   // Only when on: a checkpoint written before the options existed still resumes.
   if (c.optimizer.auto_step) json["step_auto"] = true;
+  // Only when not the epoch decay, for the same reason.
+  if (c.optimizer.schedule != Schedule::kEpoch) {
+    json["step_schedule"] = to_string(c.optimizer.schedule);
+    if (c.optimizer.schedule != Schedule::kConstant) {
+      json["schedule_scale"] = c.optimizer.schedule_scale;
+    }
+  }
   if (c.patience > 0) {
     json["patience"] = c.patience;
     json["tol"] = c.tol;
