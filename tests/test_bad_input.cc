@@ -213,6 +213,9 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
       {"--patience -1", "--patience: expected a count of epochs >= 0 (0 = off), found -1"},
       {"--patience 2 --tol -1", "--tol: expected a finite improvement >= 0, found -1"},
       {"--patience 2 --tol nan", "--tol: expected a finite improvement >= 0, found nan"},
+      {"--validation-fraction 0.7",
+       "--validation-fraction: expected a fraction in [0, 0.5] (0 = none), found 0.7"},
+      {"--validation-fraction x", "--validation-fraction"},
       {"--seed abc", "--seed: expected a non-negative integer, found 'abc'"},
       {"--epochs 99999999999999999999",
        "--epochs: expected an integer in [-2147483648, 2147483647], found "

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <vector>
 
+#include "hogwild/checkpoint.h"
 #include "hogwild/error.h"
+#include "hogwild/predict.h"
 #include "hogwild/report.h"
 #include "hogwild/trainer.h"
 #include "test_support.h"
@@ -96,4 +98,60 @@ TEST_CASE("patience and tol out of range are refused naming the option") {
                        "--tol: expected a finite improvement >= 0, found -0.5", InputError);
   config.tol = std::nan("");
   CHECK_THROWS_AS(train(config, problem.train, nullptr), InputError);
+}
+
+TEST_CASE("validation fraction: held-out examples evaluated each epoch, patience on their loss") {
+  // Few rows, many features, a large step: the training loss keeps falling while the held-out
+  // loss turns up, so stopping on it ends the run before the training loss would.
+  const auto problem = test::sparse_problem(600, 2000, 10, 23);
+  auto config = serial(40);
+  config.optimizer.step = 2;
+  config.validation_fraction = 0.25;
+  const auto uncapped = train(config, problem.train, nullptr);
+  REQUIRE(uncapped.epochs.size() == 41);
+  // 150 of the 600 examples are held out and the rest trained on.
+  CHECK(uncapped.data.rows == 450);
+  CHECK(to_json(uncapped).find("\"validation_fraction\": 0.25") != std::string::npos);
+  // The held-out loss is the model's loss on exactly the examples it did not train on: the
+  // final weights' loss on all 600 examples (predicted here) is the two parts' weighted mean.
+  for (const auto& e : uncapped.epochs) REQUIRE(e.validation.has_value());
+  CHECK(uncapped.epochs[0].validation->loss == doctest::Approx(std::log(2.0)));
+  Checkpoint model = checkpoint_for(config, problem.train, nullptr);
+  model.weights = uncapped.weights;
+  const double all = *predict(model, problem.train).loss;
+  const auto& last = uncapped.epochs.back();
+  CHECK((450 * last.train.loss + 150 * last.validation->loss) / 600 ==
+        doctest::Approx(all).epsilon(1e-9));
+  std::vector<EpochRecord> held(uncapped.epochs);
+  for (auto& e : held) e.train = *e.validation;  // the rule on the held-out losses
+  for (const int patience : {1, 3}) {
+    CAPTURE(patience);
+    auto stopping = config;
+    stopping.patience = patience;
+    const auto report = train(stopping, problem.train, nullptr);
+    const int stop = expected_stop(held, patience, stopping.tol);
+    REQUIRE(stop < 40);
+    CHECK(report.stopped == StopReason::kConverged);
+    CHECK(report.epochs.back().epoch == stop);
+    // Stopping on the training loss would have gone on.
+    CHECK(expected_stop(uncapped.epochs, patience, stopping.tol) > stop);
+  }
+  // The same seed holds out the same examples: the runs agree epoch for epoch.
+  const auto again = train(config, problem.train, nullptr);
+  CHECK(again.epochs.back().validation->loss == uncapped.epochs.back().validation->loss);
+  CHECK(again.weights == uncapped.weights);
+}
+
+TEST_CASE("a validation fraction out of range, or holding out nothing, is refused") {
+  const auto problem = test::sparse_problem(50, 20, 3, 22);
+  auto config = serial(3);
+  config.validation_fraction = 0.6;
+  CHECK_THROWS_WITH_AS(train(config, problem.train, nullptr),
+                       "--validation-fraction: expected a fraction in [0, 0.5] (0 = none), found "
+                       "0.6",
+                       InputError);
+  config.validation_fraction = 0.001;  // 0.05 of an example
+  CHECK_THROWS_WITH_AS(train(config, problem.train, nullptr),
+                       doctest::Contains("holds out at least one of the 50 training examples"),
+                       InputError);
 }

@@ -39,25 +39,30 @@ std::optional<double> test_loss(const hogwild::EpochRecord& r) {
 }
 
 void print_table_header(const hogwild::TrainConfig& c) {
+  // The held-out loss of --validation-fraction, what --patience watches, comes last.
+  const std::string valid = c.validation_fraction > 0 ? fmt::format(" {:>12}", "valid_loss") : "";
   if (is_ratings(c)) {
-    fmt::print("{:>5} {:>9} {:>12} {:>12} {:>10} {:>10}\n", "epoch", "seconds", "train_loss",
-               "test_loss", "train_rmse", "test_rmse");
+    fmt::print("{:>5} {:>9} {:>12} {:>12} {:>10} {:>10}{}\n", "epoch", "seconds", "train_loss",
+               "test_loss", "train_rmse", "test_rmse", valid);
   } else {
-    fmt::print("{:>5} {:>9} {:>12} {:>12} {:>9}\n", "epoch", "seconds", "train_loss", "test_loss",
-               "test_acc");
+    fmt::print("{:>5} {:>9} {:>12} {:>12} {:>9}{}\n", "epoch", "seconds", "train_loss", "test_loss",
+               "test_acc", valid);
   }
 }
 
 void print_epoch(const hogwild::EpochRecord& r, const hogwild::TrainConfig& c) {
   using E = hogwild::Evaluation;
   const std::string loss = opt(test_loss(r), "{:.6f}");
+  const std::string valid =
+      r.validation ? fmt::format(" {:>12.6f}", r.validation->loss) : std::string();
   if (is_ratings(c)) {
-    fmt::print("{:>5} {:>9.4f} {:>12.6f} {:>12} {:>10} {:>10}\n", r.epoch, r.seconds, r.train.loss,
-               loss, opt(r.train.rmse, "{:.5f}"), opt(test_value(r, &E::rmse), "{:.5f}"));
+    fmt::print("{:>5} {:>9.4f} {:>12.6f} {:>12} {:>10} {:>10}{}\n", r.epoch, r.seconds,
+               r.train.loss, loss, opt(r.train.rmse, "{:.5f}"),
+               opt(test_value(r, &E::rmse), "{:.5f}"), valid);
   } else {
     const auto accuracy = test_value(r, &E::accuracy);
-    fmt::print("{:>5} {:>9.4f} {:>12.6f} {:>12} {:>9}\n", r.epoch, r.seconds, r.train.loss, loss,
-               accuracy ? fmt::format("{:.2f}%", 100 * *accuracy) : "-");
+    fmt::print("{:>5} {:>9.4f} {:>12.6f} {:>12} {:>9}{}\n", r.epoch, r.seconds, r.train.loss, loss,
+               accuracy ? fmt::format("{:.2f}%", 100 * *accuracy) : "-", valid);
   }
 }
 
@@ -130,6 +135,9 @@ std::string final_line(const hogwild::Report& report) {
     line += fmt::format(", test accuracy {:.2f}%", 100 * *last.test->accuracy);
   }
   if (last.test && last.test->rmse) line += fmt::format(", test rmse {:.5f}", *last.test->rmse);
+  if (report.stopped == hogwild::StopReason::kConverged) {
+    line += fmt::format("; converged after epoch {} (--patience)", last.epoch);
+  }
   return line;
 }
 

@@ -214,6 +214,9 @@ const TrainOption kTable[] = {
    cfg<&TC::patience>},
   {"--tol", "tol", kFree, "the decrease of the training loss that --patience counts as an "
    "improvement", cfg<&TC::tol>},
+  {"--validation-fraction", "validation_fraction", 0, "hold out this fraction of the training "
+   "examples (a seeded random choice; at most 0.5), train on the rest and let --patience watch "
+   "their loss instead of the training loss (0 = none)", cfg<&TC::validation_fraction>},
   {"--delay", "delay", 0, "injected delay distribution: none, const:S, uniform:S (0..S), "
    "geometric:P[:CAP] (P(d=k) = P(1-P)^k), trace:FILE (one delay per line, cyclic); a delay d "
    "applies an update after d more of its worker's own steps", arg<&A::delay>,

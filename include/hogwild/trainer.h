@@ -68,7 +68,11 @@ struct TrainConfig {
   /// not at least `tol` below the best before them (scikit-learn's n_iter_no_change and tol);
   /// 0 = off, every epoch runs. A resumed run counts again from its first epoch.
   int patience = 0;
-  double tol = 1e-4;               ///< --tol: the improvement --patience asks for, >= 0
+  double tol = 1e-4;  ///< --tol: the improvement --patience asks for, >= 0
+  /// --validation-fraction: hold out this fraction of the training examples (a seeded random
+  /// choice), train on the rest, evaluate the held-out part after every epoch and let
+  /// --patience count its loss instead of the training loss; 0 = none, at most 0.5.
+  double validation_fraction = 0;
   DelaySpec delay;                 ///< --delay: injected delay distribution (none by default)
   double staleness_sample = 0.01;  ///< --staleness-sample: fraction of updates measured, 0 = off
   double coherence_sample = 0.01;  ///< --coherence-sample: fraction of steps measured, 0 = off
@@ -147,6 +151,8 @@ struct EpochRecord {
   double step = 0;                 ///< step size at the start of the epoch
   Evaluation train;                ///< on the training data
   std::optional<Evaluation> test;  ///< on the test data, if given
+  /// On the examples held out by --validation-fraction (or Callbacks::held_out), if any.
+  std::optional<Evaluation> validation;
 };
 
 /// One point of the loss curve against wall-clock training time.
@@ -259,6 +265,10 @@ struct Callbacks {
   const std::atomic<bool>* stop = nullptr;
   /// Each worker's clock for time windows and the speed model; unset: the steady clock.
   ClockFactory clock;
+  /// Evaluates the parameters on held-out examples after each epoch (and the initial model):
+  /// the records keep it as `validation`, and --patience counts its loss instead of the
+  /// training loss. train() sets it for TrainConfig::validation_fraction.
+  std::function<Evaluation(std::span<const float> weights)> held_out;
 };
 
 /// Trains `config.model` on sparse (LIBSVM) data with lock-free parallel SGD: one std::jthread

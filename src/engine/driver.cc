@@ -65,12 +65,12 @@ class Driver {
     }
     result_.resumed_from = first_epoch - 1;
     // A resumed run starts its records with the model it resumed from.
-    EpochRecord initial = kernel_.evaluate(true);
+    EpochRecord initial = evaluated();
     initial.epoch = first_epoch - 1;
     initial.elapsed = result_.elapsed;
     initial.step = kernel_.step_of(initial.epoch, true);
     initial_loss_ = resume ? resume->initial_loss : initial.train.loss;
-    best_loss_ = initial.train.loss;
+    best_loss_ = stopping_loss(initial);
     record(initial);
 
     std::vector<std::uint32_t> order(config_.rows);
@@ -93,7 +93,7 @@ class Driver {
         result_.interrupted = true;
         break;
       }
-      if (converged(result_.epochs.back().train.loss)) {
+      if (converged(stopping_loss(result_.epochs.back()))) {
         result_.converged = true;
         break;
       }
@@ -102,8 +102,25 @@ class Driver {
   }
 
  private:
-  // --patience N: converged once N epochs in a row end with a training loss that is not --tol
-  // below the best loss before them, the initial model's included.
+  // The evaluations of the parameters at an epoch's end: training, test and held-out data.
+  EpochRecord evaluated() {
+    EpochRecord record = kernel_.evaluate(true);
+    if (hooks_.held_out) {
+      TrainState state;
+      kernel_.fill_state(state);
+      record.validation = hooks_.held_out(state.weights);
+    }
+    return record;
+  }
+
+  // The loss --patience watches: the held-out loss when examples are held out, else the
+  // training loss.
+  static double stopping_loss(const EpochRecord& record) {
+    return record.validation ? record.validation->loss : record.train.loss;
+  }
+
+  // --patience N: converged once N epochs in a row end with a loss that is not --tol below the
+  // best loss before them, the initial model's included.
   bool converged(double loss) {
     if (config_.patience <= 0) return false;
     epochs_without_improvement_ =
@@ -142,7 +159,7 @@ class Driver {
     result_.elapsed += seconds;
     if (stop_requested()) return false;
     result_.samples += config_.rows;
-    EpochRecord done = kernel_.evaluate(true);
+    EpochRecord done = evaluated();
     done.epoch = epoch;
     done.seconds = seconds;
     done.elapsed = result_.elapsed;
@@ -262,7 +279,8 @@ DriverResult drive(const DriverConfig& config, Kernel& kernel, const DriverHooks
 void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
                 const Callbacks& callbacks, const TrainState* resume,
                 std::span<const WorkerStats* const> workers, const ParamStore& store) {
-  const DriverHooks hooks{callbacks.on_epoch, callbacks.on_epoch_state, callbacks.stop};
+  const DriverHooks hooks{callbacks.on_epoch, callbacks.on_epoch_state, callbacks.stop,
+                          callbacks.held_out};
   DriverResult result = drive(config, kernel, hooks, resume);
   report.epochs = std::move(result.epochs);
   report.curve = std::move(result.curve);

@@ -36,6 +36,8 @@ struct DriverHooks {
   std::function<void(const EpochRecord&)> on_epoch;       ///< after each evaluation of an epoch
   std::function<void(const TrainState&)> on_epoch_state;  ///< after on_epoch, to checkpoint
   const std::atomic<bool>* stop = nullptr;                ///< polled between ranges
+  /// Evaluates held-out examples after each epoch; patience then counts their loss.
+  std::function<Evaluation(std::span<const float> weights)> held_out;
 };
 
 /// The run as the driver saw it.

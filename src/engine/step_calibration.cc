@@ -9,46 +9,11 @@
 #include <numeric>
 
 #include "engine/rng.h"
+#include "engine/subsets.h"
 #include "hogwild/error.h"
 
 namespace hogwild::detail {
 namespace {
-
-// The examples `rows` of `data`, in that order.
-Dataset sample_of(const Dataset& data, std::span<const std::size_t> rows) {
-  Dataset sample;
-  for (const auto r : rows) {
-    const auto row = data.row(r);
-    sample.append(row.indices, row.values, data.labels[r]);
-  }
-  sample.num_features = data.num_features;
-  return sample;
-}
-
-DenseDataset sample_of(const DenseDataset& data, std::span<const std::size_t> rows) {
-  DenseDataset sample;
-  sample.cols = data.cols;
-  sample.shape = data.shape;
-  for (const auto r : rows) {
-    const auto row = data.row(r);
-    sample.features.insert(sample.features.end(), row.begin(), row.end());
-    sample.labels.push_back(data.labels[r]);
-  }
-  return sample;
-}
-
-Ratings sample_of(const Ratings& data, std::span<const std::size_t> rows) {
-  Ratings sample;
-  for (const auto r : rows) sample.append(data.users[r], data.items[r], data.values[r]);
-  // The model's shape is the full data's: ids beyond the sample keep their factors.
-  sample.num_users = data.num_users;
-  sample.num_items = data.num_items;
-  return sample;
-}
-
-std::size_t rows_of(const Dataset& data) { return data.rows(); }
-std::size_t rows_of(const DenseDataset& data) { return data.rows(); }
-std::size_t rows_of(const Ratings& data) { return data.size(); }
 
 // One serial pass over `sample` from the initial model at `step`, and nothing measured.
 TrainConfig trial_config(const TrainConfig& config, double step) {
@@ -68,6 +33,7 @@ TrainConfig trial_config(const TrainConfig& config, double step) {
   trial.block_rows = 0;
   trial.replicate = 0;
   trial.patience = 0;
+  trial.validation_fraction = 0;
   if (trial.schedule && trial.schedule->kind == ScheduleSpec::Kind::kTime) trial.schedule.reset();
   return trial;
 }
@@ -92,7 +58,7 @@ template <class Data>
 StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
   // Two disjoint seeded samples: each step trains on the first and is judged on the second, so
   // that a step which only memorises the first (a large one, on wide sparse data) does not win.
-  const std::size_t n = rows_of(train);
+  const std::size_t n = examples_in(train);
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
   Rng rng(derive_seed(config.seed, 0xca11b7u));
@@ -100,8 +66,8 @@ StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
   const std::size_t fit_rows = std::min(kCalibrationRows, (n + 1) / 2);
   const std::size_t held_rows = std::min(kCalibrationRows, n - fit_rows);
   const std::span<const std::size_t> rows(order);
-  const Data sample = sample_of(train, rows.first(fit_rows));
-  const Data held_out = sample_of(train, rows.subspan(fit_rows, held_rows));
+  const Data sample = subset(train, rows.first(fit_rows));
+  const Data held_out = subset(train, rows.subspan(fit_rows, held_rows));
 
   StepCalibration c;
   c.sample_rows = fit_rows;

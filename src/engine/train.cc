@@ -5,11 +5,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <type_traits>
+#include <utility>
 
+#include "engine/rng.h"
 #include "engine/step_calibration.h"
+#include "engine/subsets.h"
 #include "engine/trainers.h"
 #include "hogwild/checkpoint.h"
 #include "hogwild/error.h"
+#include "hogwild/predict.h"
 #include "hogwild/report.h"
 #include "models/classes.h"
 
@@ -65,6 +72,68 @@ Report train_classifier(const TrainConfig& config, const Checkpoint& shape, cons
                              shape.labels, callbacks, resume);
 }
 
+// The training examples split into the part trained on and the part held out for
+// --validation-fraction: a seeded random choice, each part in the data's order.
+template <class Data>
+std::pair<Data, Data> split_off_validation(const TrainConfig& config, const Data& train) {
+  const std::size_t n = detail::examples_in(train);
+  const auto held =
+      static_cast<std::size_t>(std::llround(config.validation_fraction * static_cast<double>(n)));
+  if (held < 1 || held >= n) {
+    throw InputError(fmt::format(
+        "--validation-fraction: expected a fraction that holds out at least one of the {} "
+        "training examples and keeps at least one, found {}",
+        n, config.validation_fraction));
+  }
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  detail::Rng rng(detail::derive_seed(config.seed, 0x7a11da7eu));
+  detail::fisher_yates(order, rng);
+  std::vector<std::size_t> held_rows(order.begin(), order.begin() + static_cast<long>(held));
+  std::vector<std::size_t> kept_rows(order.begin() + static_cast<long>(held), order.end());
+  std::sort(held_rows.begin(), held_rows.end());
+  std::sort(kept_rows.begin(), kept_rows.end());
+  return {detail::subset(train, kept_rows), detail::subset(train, held_rows)};
+}
+
+// Classifiers: a class only the held-out part has would be one the model cannot predict.
+template <class Data>
+void check_held_out_classes(const Checkpoint& shape, const Data& held) {
+  if (shape.model == "squared") return;
+  for (const float label : held.labels) {
+    if (std::find(shape.labels.begin(), shape.labels.end(), double{label}) == shape.labels.end()) {
+      throw InputError(fmt::format(
+          "--validation-fraction: expected every label of the held-out examples among those "
+          "trained on, found label {} only in the held-out part; give a smaller fraction",
+          label));
+    }
+  }
+}
+
+// Trains on the examples --validation-fraction keeps, evaluating those it holds out after
+// every epoch (the model's own prediction, from a checkpoint of the parameters).
+template <class Data>
+Report train_holding_out(const TrainConfig& config, const Data& train_data, const Data* test_data,
+                         const Callbacks& callbacks, const TrainState* resume) {
+  config.validate();
+  const auto [kept, held] = split_off_validation(config, train_data);
+  TrainConfig inner = config;
+  inner.validation_fraction = 0;
+  const Checkpoint shape = checkpoint_for(inner, kept, test_data);
+  if constexpr (!std::is_same_v<Data, Ratings>) check_held_out_classes(shape, held);
+  Callbacks with_held_out = callbacks;
+  with_held_out.held_out = [&shape, &held](std::span<const float> weights) {
+    Checkpoint model = shape;
+    model.weights.assign(weights.begin(), weights.end());
+    const Predictions p = predict(model, held);
+    return Evaluation{p.loss.value_or(0.0), std::nullopt, p.accuracy,
+                      shape.model == "mf" ? p.rmse : std::nullopt};
+  };
+  Report report = train(inner, kept, test_data, with_held_out, resume);
+  report.config.validation_fraction = config.validation_fraction;
+  return report;
+}
+
 }  // namespace
 
 Checkpoint checkpoint_for(const TrainConfig& config, const Dataset& train, const Dataset*) {
@@ -109,6 +178,9 @@ Checkpoint checkpoint_for(const TrainConfig& config, const Ratings& train, const
 
 Report train(const TrainConfig& config, const Dataset& train_data, const Dataset* test_data,
              const Callbacks& callbacks, const TrainState* resume) {
+  if (config.validation_fraction > 0) {
+    return train_holding_out(config, train_data, test_data, callbacks, resume);
+  }
   if (config.optimizer.auto_step) {
     return detail::train_with_step_calibration(config, train_data, test_data, callbacks, resume);
   }
@@ -127,6 +199,9 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
 
 Report train(const TrainConfig& config, const DenseDataset& train_data,
              const DenseDataset* test_data, const Callbacks& callbacks, const TrainState* resume) {
+  if (config.validation_fraction > 0) {
+    return train_holding_out(config, train_data, test_data, callbacks, resume);
+  }
   if (config.optimizer.auto_step) {
     return detail::train_with_step_calibration(config, train_data, test_data, callbacks, resume);
   }
@@ -147,6 +222,9 @@ Report train(const TrainConfig& config, const DenseDataset& train_data,
 
 Report train(const TrainConfig& config, const Ratings& train_data, const Ratings* test_data,
              const Callbacks& callbacks, const TrainState* resume) {
+  if (config.validation_fraction > 0) {
+    return train_holding_out(config, train_data, test_data, callbacks, resume);
+  }
   if (config.optimizer.auto_step) {
     return detail::train_with_step_calibration(config, train_data, test_data, callbacks, resume);
   }

@@ -187,6 +187,9 @@ void TrainConfig::validate() const {
   if (!(divergence_factor > 1)) fail("divergence-factor", "a factor > 1", divergence_factor);
   if (patience < 0) fail("patience", "a count of epochs >= 0 (0 = off)", patience);
   if (!(tol >= 0) || !std::isfinite(tol)) fail("tol", "a finite improvement >= 0", tol);
+  if (!(validation_fraction >= 0 && validation_fraction <= 0.5)) {
+    fail("validation-fraction", "a fraction in [0, 0.5] (0 = none)", validation_fraction);
+  }
   validate_measurement(*this);
   validate_schedule(*this);
   validate_model(*this);

@@ -63,6 +63,7 @@ ordered_json linear_config_json(const TrainConfig& c) {
     json["patience"] = c.patience;
     json["tol"] = c.tol;
   }
+  if (c.validation_fraction > 0) json["validation_fraction"] = c.validation_fraction;
   json["order"] = c.block_rows > 0 ? fmt::format("blocks:{}", c.block_rows) : "rows";
   // Samples between replica merges as the run resolved it; 0 = no replicas.
   json["replicate"] = c.replicate;
@@ -141,7 +142,16 @@ ordered_json model_config_json(const TrainConfig& c) {
     j["patience"] = c.patience;
     j["tol"] = c.tol;
   }
+  if (c.validation_fraction > 0) j["validation_fraction"] = c.validation_fraction;
   return j;
+}
+
+// The held-out evaluation of --validation-fraction, when there is one.
+void add_validation(ordered_json& json, const EpochRecord& e) {
+  if (!e.validation) return;
+  json["validation_loss"] = number(e.validation->loss);
+  if (e.validation->accuracy) json["validation_accuracy"] = *e.validation->accuracy;
+  if (e.validation->rmse) json["validation_rmse"] = number(*e.validation->rmse);
 }
 
 // An epoch of a softmax, mlp or mf run.
@@ -156,6 +166,7 @@ ordered_json model_epoch_json(const EpochRecord& e) {
   if (e.test && e.test->accuracy) j["test_accuracy"] = *e.test->accuracy;
   if (e.train.rmse) j["train_rmse"] = number(*e.train.rmse);
   if (e.test && e.test->rmse) j["test_rmse"] = number(*e.test->rmse);
+  add_validation(j, e);
   return j;
 }
 
@@ -169,6 +180,7 @@ void add_linear_evaluations(ordered_json& json, const EpochRecord& e, bool class
     json["test_loss"] = number(e.test->loss);
     if (classifier) json["test_accuracy"] = e.test->accuracy.value_or(0.0);
   }
+  add_validation(json, e);
 }
 
 }  // namespace
