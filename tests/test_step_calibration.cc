@@ -60,6 +60,16 @@ TEST_CASE("auto step is reproducible for a seed and recorded in the report") {
   const auto b = detail::calibrate_step(config, problem.train);
   CHECK(a.chosen == b.chosen);
   CHECK(a.losses == b.losses);
+  // At least 1,000 examples in each sample, all of them when fewer than 2,000 ...
+  CHECK(a.sample_rows == 1000);
+  CHECK(a.held_out_rows == 1000);
+  CHECK(
+      detail::calibrate_step(config, test::sparse_problem(1500, 400, 12, 31).train).held_out_rows ==
+      750);
+  // ... and a tenth of the data each when that is more.
+  CHECK(
+      detail::calibrate_step(config, test::sparse_problem(24000, 400, 12, 31).train).sample_rows ==
+      2400);
   const auto report = train(config, problem.train, &problem.test);
   REQUIRE(report.step_calibration);
   CHECK(report.step_calibration->chosen == a.chosen);

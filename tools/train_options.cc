@@ -199,8 +199,8 @@ const TrainOption kTable[] = {
   {"--threads", "threads", kFree, "worker threads (0 = all cores)", cfg<&TC::threads>},
   {"--epochs", "epochs", kFree, "passes over the training data", cfg<&TC::epochs>},
   {"--step", "step", kModelDefault, "initial step size, or auto: of the half-decades from 1e-4 "
-   "to 10, the step whose model after one pass over a sample of 1000 examples has the lowest loss "
-   "on a second sample (the model's: linear 0.5, softmax 0.1, mlp 0.2, mf 0.05; adam and rmsprop "
+   "to 10, the step whose model after one pass over a sample (a tenth of the data, at least 1000 "
+   "examples) has the lowest loss on a second sample (the model's: linear 0.5, softmax 0.1, mlp 0.2, mf 0.05; adam and rmsprop "
    "1e-3, 1e-2 for mf; adagrad 0.05)",
    arg<&A::step>, [](A& a, TC& c) { if (a.given("--step")) apply_step(a.step, c.optimizer); }},
   {"--decay", "decay", 0, "step multiplier applied after each epoch", opt<&OC::decay>},

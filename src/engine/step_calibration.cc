@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -63,8 +64,10 @@ StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
   std::iota(order.begin(), order.end(), std::size_t{0});
   Rng rng(derive_seed(config.seed, 0xca11b7u));
   fisher_yates(order, rng);
-  const std::size_t fit_rows = std::min(kCalibrationRows, (n + 1) / 2);
-  const std::size_t held_rows = std::min(kCalibrationRows, n - fit_rows);
+  const auto wanted = std::max(
+      kCalibrationRows, static_cast<std::size_t>(kCalibrationFraction * static_cast<double>(n)));
+  const std::size_t fit_rows = std::min(wanted, (n + 1) / 2);
+  const std::size_t held_rows = std::min(wanted, n - fit_rows);
   const std::span<const std::size_t> rows(order);
   const Data sample = subset(train, rows.first(fit_rows));
   const Data held_out = subset(train, rows.subspan(fit_rows, held_rows));

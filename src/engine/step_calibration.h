@@ -9,8 +9,11 @@
 
 namespace hogwild::detail {
 
-/// Examples in the calibration sample (as Bottou's SGD code takes): all of them when fewer.
+/// Examples in the calibration sample: at least this many (as Bottou's SGD code takes) ...
 inline constexpr std::size_t kCalibrationRows = 1000;
+/// ... and at least this fraction of the data: a factorisation's sample must see its users and
+/// items more than once, or every step looks alike on the held-out sample.
+inline constexpr double kCalibrationFraction = 0.1;
 
 /// The ladder of steps tried: half-decades from 1e-4 to 10.
 std::vector<double> step_ladder();
