@@ -183,12 +183,12 @@ def with_epochs(args, epochs):
     return args
 
 
-def side_by_side(hogwild, ds, best, out, threads, repeats):
+def side_by_side(hogwild, ds, best, out, threads, repeats, candidate):
     """Defaults and the best configuration alternated: medians of time and of the metric."""
     runs = {"defaults": [], "best": []}
     for r in range(repeats):
         for who in ("defaults", "best"):
-            args = [] if who == "defaults" else with_epochs(best["args"], best["epoch"])
+            args = candidate if who == "defaults" else with_epochs(best["args"], best["epoch"])
             report = run(hogwild, ds, args, out / ds.name / f"{who}_{r}.json", threads)
             if report is None:
                 sys.exit(f"defaults.py: {ds.name}: the {who} run diverged")
@@ -215,6 +215,8 @@ def main():
     parser.add_argument("--only", default="", help="comma-separated data set names")
     parser.add_argument("--repeats", default=3, type=int, help="side-by-side runs of each")
     parser.add_argument("--threads", default=2, type=int)
+    parser.add_argument("--candidate", default="",
+                        help="options added to the defaults' runs, to try other defaults")
     a = parser.parse_args()
     hogwild = str(Path(os.environ.get("HOGWILD", "build/release/hogwild")).resolve())
     chosen = [d for d in DATASETS if not a.only or d.name in a.only.split(",")]
@@ -228,7 +230,8 @@ def main():
         best, results = best_of_grid(hogwild, ds, a.out, a.threads)
         configs = len(results)
         diverged = sum(1 for _, e in results if e is None)
-        defaults, best_run = side_by_side(hogwild, ds, best, a.out, a.threads, a.repeats)
+        defaults, best_run = side_by_side(hogwild, ds, best, a.out, a.threads, a.repeats,
+                                          a.candidate.split())
         ratio = defaults["seconds"] / best_run["seconds"]
         ok = within_bar(defaults["value"], best_run["value"], ds) and \
             within_bar(defaults["value"], best["value"], ds) and ratio <= 1.5

@@ -145,7 +145,9 @@ TEST_CASE("every key of a report's config names an option of `train --help`") {
     REQUIRE(r.code == 0);
     const auto config = nlohmann::json::parse(slurp(path("keys.json")))["config"];
     for (const auto& [key, value] : config.items()) {
-      std::string option = key == "schedule_scale" ? "step-schedule-scale" : key;
+      std::string option = key == "schedule_scale" ? "step-schedule-scale"
+                           : key == "step_auto"    ? "step"
+                                                   : key;
       std::replace(option.begin(), option.end(), '_', '-');
       CAPTURE(option);
       CHECK(help.out.find("  --" + option + " ") != std::string::npos);

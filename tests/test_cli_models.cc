@@ -63,7 +63,8 @@ TEST_CASE("train --format idx finds the labels, trains softmax and mlp, reports 
     CAPTURE(model);
     const auto r = run("train --format idx --train " + path("train-images-idx3-ubyte.gz") +
                        " --test " + path("t10k-images-idx3-ubyte.gz") + " --model " + model +
-                       " --epochs 4 --threads 2 --optimizer momentum --compare-serial --json " +
+                       " --epochs 4 --threads 2 --optimizer momentum --step 0.2 --compare-serial "
+                       "--json " +
                        path("idx.json"));
     INFO(r.err);
     REQUIRE(r.code == 0);

@@ -87,52 +87,64 @@ const std::string kIdx =
 const std::string kRatings = " --format ratings --train @r.txt --test @r_test.txt";
 
 const std::vector<Case> kCases = {
-    {"logistic_serial", kSparse + " --model logistic --policy serial --epochs 3"},
-    {"hinge_serial_rows", kSparse + " --model hinge --policy serial --epochs 3 --order rows"},
-    {"squared_serial_l2", kSparse + " --model squared --policy serial --l2 0.001 --epochs 3"},
-    {"logistic_racy_one_thread", kSparse + " --policy racy --threads 1 --epochs 2"},
-    {"logistic_atomic_one_thread", kSparse + " --policy atomic --threads 1 --epochs 2"},
+    {"logistic_serial", kSparse + " --model logistic --policy serial --epochs 3 --step 0.5"},
+    {"hinge_serial_rows",
+     kSparse + " --model hinge --policy serial --epochs 3 --step 0.5 --order rows"},
+    {"squared_serial_l2",
+     kSparse + " --model squared --policy serial --l2 0.001 --epochs 3 --step 0.5"},
+    {"logistic_racy_one_thread", kSparse + " --policy racy --threads 1 --epochs 2 --step 0.5"},
+    {"logistic_atomic_one_thread", kSparse + " --policy atomic --threads 1 --epochs 2 --step 0.5"},
     {"logistic_striped_one_thread",
-     kSparse + " --policy striped --threads 1 --epochs 2 --order blocks:32"},
-    {"logistic_locked_one_thread", kSparse + " --policy locked --threads 1 --epochs 2"},
-    {"logistic_replicas", kSparse + " --policy racy --threads 1 --replicate 64 --epochs 2"},
+     kSparse + " --policy striped --threads 1 --epochs 2 --step 0.5 --order blocks:32"},
+    {"logistic_locked_one_thread", kSparse + " --policy locked --threads 1 --epochs 2 --step 0.5"},
+    {"logistic_replicas",
+     kSparse + " --policy racy --threads 1 --replicate 64 --epochs 2 --step 0.5"},
     {"logistic_simulate_const",
      kSparse + " --simulate 4 --delay const:8 --staleness-sample 1 --coherence-sample 0.2 "
-               "--epochs 3"},
+               "--epochs 3 --step 0.5"},
     {"logistic_simulate_uniform",
-     kSparse + " --simulate 8 --delay uniform:16 --order rows --epochs 2 --evals-per-epoch 3"},
+     kSparse +
+         " --simulate 8 --delay uniform:16 --order rows --epochs 2 --step 0.5 --evals-per-epoch 3"},
     {"hinge_simulate_geometric",
-     kSparse + " --model hinge --simulate 2 --delay geometric:0.2:32 --epochs 2"},
-    {"logistic_serial_trace", kSparse + " --policy serial --delay trace:@trace.txt --epochs 2"},
+     kSparse + " --model hinge --simulate 2 --delay geometric:0.2:32 --epochs 2 --step 0.5"},
+    {"logistic_serial_trace",
+     kSparse + " --policy serial --delay trace:@trace.txt --epochs 2 --step 0.5"},
     {"logistic_serial_batch_sum",
-     kSparse + " --policy serial --schedule fixed:16 --batch-reduce sum --epochs 2"},
-    {"logistic_simulate_batch_delay",
-     kSparse + " --simulate 4 --schedule fixed:8 --delay const:2 --staleness-sample 1 --epochs 2"},
-    {"logistic_resume", kSparse + " --policy serial --epochs 2 --checkpoint @lin.ckpt",
-     kSparse + " --policy serial --epochs 4 --checkpoint @lin.ckpt --resume @lin.ckpt"},
-    {"softmax_libsvm_serial", kSparse + " --model softmax --policy serial --epochs 2"},
-    {"softmax_idx_adam", kIdx + " --model softmax --optimizer adam --policy serial --epochs 2"},
-    {"softmax_idx_adagrad_simulate",
-     kIdx + " --model softmax --optimizer adagrad --simulate 3 --delay uniform:4 --epochs 2"},
+     kSparse + " --policy serial --schedule fixed:16 --batch-reduce sum --epochs 2 --step 0.5"},
+    {"logistic_simulate_batch_delay", kSparse + " --simulate 4 --schedule fixed:8 --delay const:2 "
+                                                "--staleness-sample 1 --epochs 2 --step 0.5"},
+    {"logistic_resume", kSparse + " --policy serial --epochs 2 --step 0.5 --checkpoint @lin.ckpt",
+     kSparse + " --policy serial --epochs 4 --step 0.5 --checkpoint @lin.ckpt --resume @lin.ckpt"},
+    {"softmax_libsvm_serial",
+     kSparse + " --model softmax --policy serial --epochs 2 --step 0.1 --batch 16"},
+    {"softmax_idx_adam",
+     kIdx + " --model softmax --optimizer adam --policy serial --epochs 2 --step 0.001"},
+    {"softmax_idx_adagrad_simulate", kIdx + " --model softmax --optimizer adagrad --simulate 3 "
+                                            "--delay uniform:4 --epochs 2 --step 0.05"},
     {"softmax_idx_rmsprop_inverse",
      kIdx + " --model softmax --optimizer rmsprop --step-schedule inverse --policy serial "
-            "--epochs 2"},
-    {"mlp_sgd_serial", kIdx + " --model mlp --hidden 8 --policy serial --epochs 2"},
+            "--epochs 2 --step 0.001"},
+    {"mlp_sgd_serial",
+     kIdx + " --model mlp --hidden 8 --policy serial --epochs 2 --step 0.2 --optimizer sgd"},
     {"mlp_momentum_simulate",
      kIdx + " --model mlp --hidden 8,4 --optimizer momentum --simulate 4 --delay const:3 "
-            "--staleness-sample 1 --coherence-sample 0.2 --epochs 2"},
+            "--staleness-sample 1 --coherence-sample 0.2 --epochs 2 --step 0.019999999999999997"},
     {"mlp_nesterov_clip",
-     kIdx + " --model mlp --hidden 6 --optimizer nesterov --clip-norm 1 --step-schedule "
-            "inverse-sqrt --policy serial --epochs 2 --evals-per-epoch 2"},
-    {"mlp_resume", kIdx + " --model mlp --hidden 8 --policy serial --epochs 1 --checkpoint @m.ckpt",
-     kIdx + " --model mlp --hidden 8 --policy serial --epochs 3 --checkpoint @m.ckpt --resume "
+     kIdx +
+         " --model mlp --hidden 6 --optimizer nesterov --clip-norm 1 --step-schedule "
+         "inverse-sqrt --policy serial --epochs 2 --step 0.019999999999999997 --evals-per-epoch 2"},
+    {"mlp_resume",
+     kIdx + " --model mlp --hidden 8 --policy serial --epochs 1 --step 0.2 --optimizer sgd "
+            "--checkpoint @m.ckpt",
+     kIdx + " --model mlp --hidden 8 --policy serial --epochs 3 --step 0.2 --optimizer sgd "
+            "--checkpoint @m.ckpt --resume "
             "@m.ckpt"},
-    {"mf_serial", kRatings + " --model mf --rank 3 --policy serial --epochs 3"},
+    {"mf_serial", kRatings + " --model mf --rank 3 --policy serial --epochs 3 --step 0.05"},
     {"mf_simulate_delay",
      kRatings + " --model mf --rank 3 --simulate 4 --delay uniform:4 --staleness-sample 1 "
-                "--epochs 2"},
+                "--epochs 2 --step 0.05"},
     {"mf_adam_batch", kRatings + " --model mf --rank 3 --optimizer adam --batch 4 --policy serial "
-                                 "--epochs 2"},
+                                 "--epochs 2 --step 0.01"},
 };
 
 // The case's arguments with each `@NAME` made a path in the scratch directory.

@@ -112,11 +112,14 @@ void print_summary(const hogwild::Report& report) {
                report.workers.size() > 1 ? "; per worker mean " + means : "");
   }
   if (const auto& c = report.step_calibration) {
+    const std::string below =
+        c->inconclusive        ? "the model's default: every step's loss within 0.1% of "
+        : c->chosen != c->best ? fmt::format("the half-decade below {:g}, ", c->best)
+                               : "";
     fmt::print(
-        "step auto: {:g} (the lowest held-out loss after one pass over {} examples; tried {:g} in "
-        "{:.3f} "
-        "s, counted in the training time)\n",
-        c->chosen, c->sample_rows, fmt::join(c->steps, ", "), c->seconds);
+        "step auto: {:g} ({}the lowest held-out loss after one pass over {} examples; tried {:g} "
+        "in {:.3f} s, counted in the training time)\n",
+        c->chosen, below, c->sample_rows, fmt::join(c->steps, ", "), c->seconds);
   }
   if (const auto& st = report.staleness; st.updates.count() > 0) {
     fmt::print(

@@ -82,6 +82,12 @@ void apply_schedule(A& a, TC& c) {
     }
     c.schedule = hogwild::ScheduleSpec::parse(fmt::format("fixed:{}", a.batch));
   }
+  // Softmax on sparse rows: single examples (a minibatch pays off on dense rows only).
+  const bool sparse_softmax =
+      std::holds_alternative<hogwild::SoftmaxModel>(c.model) && a.format == "libsvm";
+  if (sparse_softmax && !a.given("--batch") && !a.given("--schedule")) {
+    c.schedule = hogwild::ScheduleSpec::parse("fixed:1");
+  }
   c.schedule = c.minibatches();
   c.schedule->mean = either("--batch-reduce", a.batch_reduce, "mean", "sum");
   c.schedule->max_batch = a.max_batch;
@@ -198,11 +204,15 @@ const TrainOption kTable[] = {
    [](A& a, TC& c) { c.policy = hogwild::parse_policy(a.policy); }},
   {"--threads", "threads", kFree, "worker threads (0 = all cores)", cfg<&TC::threads>},
   {"--epochs", "epochs", kFree, "passes over the training data", cfg<&TC::epochs>},
-  {"--step", "step", kModelDefault, "initial step size, or auto: of the half-decades from 1e-4 "
-   "to 10, the step whose model after one pass over a sample (a tenth of the data, at least 1000 "
-   "examples) has the lowest loss on a second sample (the model's: linear 0.5, softmax 0.1, mlp 0.2, mf 0.05; adam and rmsprop "
-   "1e-3, 1e-2 for mf; adagrad 0.05)",
-   arg<&A::step>, [](A& a, TC& c) { if (a.given("--step")) apply_step(a.step, c.optimizer); }},
+  {"--step", "step", 0, "initial step size, or auto: of the half-decades from 1e-4 to 10, the "
+   "step whose model after one pass over a sample (a tenth of the data, at least 1000 examples) "
+   "has the lowest loss on a second sample; the linear models take the half-decade below it "
+   "(docs/defaults.md); mf's default is its fixed step, 0.05 (1e-2 with adam and rmsprop)",
+   arg<&A::step>, [](A& a, TC& c) {
+     // A factorisation's one-pass trials tell the steps apart on large data only (measured).
+     const bool mf = std::holds_alternative<hogwild::FactorisationModel>(c.model);
+     if (a.given("--step") || !mf) apply_step(a.step, c.optimizer);
+   }},
   {"--decay", "decay", 0, "step multiplier applied after each epoch", opt<&OC::decay>},
   {"--l2", "l2", kModelDefault, "L2 regularisation strength lambda (objective + lambda/2 |w|^2; "
    "the model's: 0, 0.02 for mf)", arg<&A::l2>, [](A& a, TC& c) { if (a.given("--l2")) c.l2 = a.l2; }},
@@ -231,7 +241,7 @@ const TrainOption kTable[] = {
    "its own delay ring: bit-reproducible for a seed (0 = real threads)", cfg<&TC::simulate>},
   {"--schedule", "schedule", 0, "minibatches: fixed:B (B samples per update; --batch B is "
    "shorthand) or time:DURATION (e.g. time:200us: samples until the window has passed, then one "
-   "update); default fixed:1, softmax fixed:16, mlp fixed:32", arg<&A::schedule>,
+   "update); default fixed:1, softmax on idx data fixed:16, mlp fixed:32", arg<&A::schedule>,
    apply_schedule},
   {"--batch-reduce", "batch_reduce", 0, "an update is the mean of its samples' gradients (step "
    "independent of the batch size, as in the fixed-time minibatch analysis) or their sum",
@@ -310,8 +320,11 @@ const TrainOption kTable[] = {
      }
    }},
   {"--optimizer", "optimizer", kModels, "sgd, momentum, nesterov, adagrad, rmsprop or adam "
-   "(linear models: sgd)", arg<&A::optimizer>,
-   [](A& a, TC& c) { c.optimizer.kind = hogwild::parse_optimizer(a.optimizer); }},
+   "(linear models: sgd; the default for mlp: adam)", arg<&A::optimizer>, [](A& a, TC& c) {
+     const bool mlp = std::holds_alternative<hogwild::MlpModel>(c.model);
+     c.optimizer.kind = mlp && !a.given("--optimizer") ? hogwild::OptimizerKind::kAdam
+                                                        : hogwild::parse_optimizer(a.optimizer);
+   }},
   // The report's `schedule` is the minibatch schedule's: this option has no key of its own.
   {"--step-schedule", "", kModels, "step schedule: constant, epoch (times --decay each epoch), "
    "inverse (1/t), inverse-sqrt (linear models: the step changes once per epoch)", arg<&A::step_schedule>,
@@ -326,7 +339,7 @@ const TrainOption kTable[] = {
   {"--clip-norm", "clip_norm", kModels, "rescale each minibatch gradient to at most this L2 norm "
    "(0 = off)", opt<&OC::clip_norm>},
   {"--batch", "batch", kModels | kModelDefault, "minibatch size, shorthand for --schedule fixed:B (the model's: "
-   "softmax 16, mlp 32, else 1)", arg<&A::batch>},
+   "softmax 16 on idx data, mlp 32, else 1)", arg<&A::batch>},
 };
 // clang-format on
 

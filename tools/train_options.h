@@ -35,7 +35,7 @@ struct TrainArgs {
   std::string format = "libsvm", hidden = "256", optimizer = "sgd", step_schedule = "epoch";
   std::string zero_based = "auto";                            ///< --zero-based
   hogwild::IndexBase index_base = hogwild::IndexBase::kAuto;  ///< from --zero-based
-  std::string step;                ///< --step: a number or auto (the model's default unless given)
+  std::string step = "auto";                                  ///< --step: a number or auto
   double l2 = 0;                   ///< --l2 (the model's default unless given)
   std::size_t batch = 1;           ///< --batch (the model's default unless given)
   std::uint32_t max_batch = 4096;  ///< --max-batch

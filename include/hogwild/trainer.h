@@ -207,8 +207,14 @@ struct StepCalibration {
   std::size_t held_out_rows = 0;  ///< examples in the sample judged on
   std::vector<double> steps;      ///< the ladder, increasing
   std::vector<double> losses;     ///< the loss after each step's pass (infinite: it diverged)
-  double chosen = 0;              ///< the step the run trained with
-  double seconds = 0;             ///< time calibrating, counted in the run's training time
+  double best = 0;                ///< the ladder's step with the lowest held-out loss
+  /// The step the run trained with: `best`, or for the linear models the half-decade below it
+  /// (one pass over a sample favours a step too large for many passes over the data).
+  double chosen = 0;
+  /// Every step's held-out loss was within 0.1% of the lowest: the run took the model's
+  /// default step.
+  bool inconclusive = false;
+  double seconds = 0;  ///< time calibrating, counted in the run's training time
 };
 
 /// Why a run ended.

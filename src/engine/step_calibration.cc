@@ -47,6 +47,18 @@ double loss_of(const Report& report) {
   return last.train.objective.value_or(last.train.loss);
 }
 
+// An inconclusive calibration: the model's default step.
+StepCalibration fallback(const TrainConfig& config, StepCalibration c) {
+  TrainConfig fixed = config;
+  fixed.optimizer.auto_step = false;
+  fixed.optimizer.step.reset();
+  c.chosen = *fixed.resolved().optimizer.step;
+  c.best = c.chosen;
+  c.inconclusive = true;
+  c.losses.resize(c.steps.size(), std::numeric_limits<double>::quiet_NaN());
+  return c;
+}
+
 }  // namespace
 
 std::vector<double> step_ladder() {
@@ -84,12 +96,15 @@ StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
           hogwild::train(trial_config(config, step), sample, held_rows > 0 ? &held_out : nullptr);
       loss = loss_of(trial);
     } catch (const DivergenceError&) {
+    } catch (const InputError&) {
+      // Samples of a few examples may miss a class the other sample has: nothing to judge.
+      return fallback(config, std::move(c));
     }
     if (!std::isfinite(loss)) loss = std::numeric_limits<double>::infinity();
     c.losses.push_back(loss);
     if (loss < best) {
       best = loss;
-      c.chosen = step;
+      c.best = step;
     }
   }
   if (!std::isfinite(best)) {
@@ -98,6 +113,16 @@ StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
         "sample of {} examples ({}); scale the features down, or give --step",
         c.sample_rows, fmt::join(c.steps, ", ")));
   }
+  // Measured (docs/defaults.md): on sparse binary and least-squares data the sample's best
+  // step overfits or overshoots over ten or more epochs, the half-decade below does not.
+  c.chosen = is_linear(config.model) ? c.best / std::sqrt(10.0) : c.best;
+  // One pass that moves no step's held-out loss apart tells nothing (a factorisation from small
+  // factors hardly leaves its start in one pass over few ratings): the model's default step.
+  double worst = best;
+  for (const double loss : c.losses) {
+    if (std::isfinite(loss)) worst = std::max(worst, loss);
+  }
+  if (worst - best <= kInconclusiveSpread * std::abs(best)) return fallback(config, std::move(c));
   return c;
 }
 

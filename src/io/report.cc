@@ -29,7 +29,9 @@ ordered_json calibration_json(const StepCalibration& c) {
   return {{"sample_rows", c.sample_rows},
           {"steps", c.steps},
           {"losses", losses},
+          {"best", c.best},
           {"chosen", c.chosen},
+          {"inconclusive", c.inconclusive},
           {"seconds", c.seconds}};
 }
 
