@@ -51,7 +51,9 @@ inline bool is_linear(const ModelSpec& model) { return std::holds_alternative<Li
 
 /// Everything that defines a training run, for every model; the report repeats it resolved.
 /// Unset optional fields take the model's default (resolved() fills them in). Defaults are the
-/// CLI's.
+/// CLI's but for three the CLI decides from the data (docs/defaults.md): it calibrates the step
+/// (optimizer.auto_step) for every model but mf, trains softmax on LIBSVM rows one example at a
+/// time, and the MLP with Adam.
 struct TrainConfig {
   ModelSpec model;            ///< --model and its shape (--hidden, --rank, --init-scale)
   OptimizerConfig optimizer;  ///< --optimizer, --step, --decay and the rest; linear models: sgd
@@ -208,8 +210,8 @@ struct StepCalibration {
   std::vector<double> steps;      ///< the ladder, increasing
   std::vector<double> losses;     ///< the loss after each step's pass (infinite: it diverged)
   double best = 0;                ///< the ladder's step with the lowest held-out loss
-  /// The step the run trained with: `best`, or for the linear models the half-decade below it
-  /// (one pass over a sample favours a step too large for many passes over the data).
+  /// The step the run trained with: `best` for softmax, the half-decade below it for the other
+  /// models (one pass over a sample favours a step too large for many passes over the data).
   double chosen = 0;
   /// Every step's held-out loss was within 0.1% of the lowest: the run took the model's
   /// default step.

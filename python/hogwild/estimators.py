@@ -43,7 +43,8 @@ def _default_step(X, model, optimizer, intercept):
     most 1 / L for the longest row, the step scikit-learn's SAG solver takes.
     Softmax and MLP with plain SGD (command line: 0.1, chosen on Fashion-MNIST, whose rows have a
     mean squared norm of 162): the step shrinks in proportion to the mean squared norm beyond
-    that. Adaptive optimisers keep their default (None).
+    that. Adaptive optimisers, the MLP's default Adam among them, keep the command line's
+    default (None: the step calibrated on a sample).
     """
     largest, mean = _squared_norms(X)
     if intercept:
@@ -51,7 +52,7 @@ def _default_step(X, model, optimizer, intercept):
     if model in _LINEAR:
         longest = largest * (0.25 if model == "logistic" else 1.0)
         return min(0.5, 1.0 / longest) if 0 < longest < np.inf else 0.5
-    if optimizer not in (None, "sgd"):
+    if optimizer not in (None, "sgd") or (model == "mlp" and optimizer is None):
         return None
     return 0.1 * min(1.0, _FASHION_MNIST_SQUARED_NORM / mean) if 0 < mean < np.inf else 0.1
 

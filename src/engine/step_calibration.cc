@@ -76,8 +76,10 @@ StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
   std::iota(order.begin(), order.end(), std::size_t{0});
   Rng rng(derive_seed(config.seed, 0xca11b7u));
   fisher_yates(order, rng);
+  const bool factorisation = std::holds_alternative<FactorisationModel>(config.model);
   const auto wanted = std::max(
-      kCalibrationRows, static_cast<std::size_t>(kCalibrationFraction * static_cast<double>(n)));
+      kCalibrationRows,
+      factorisation ? static_cast<std::size_t>(kCalibrationFraction * static_cast<double>(n)) : 0);
   const std::size_t fit_rows = std::min(wanted, (n + 1) / 2);
   const std::size_t held_rows = std::min(wanted, n - fit_rows);
   const std::span<const std::size_t> rows(order);
@@ -113,9 +115,11 @@ StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
         "sample of {} examples ({}); scale the features down, or give --step",
         c.sample_rows, fmt::join(c.steps, ", ")));
   }
-  // Measured (docs/defaults.md): on sparse binary and least-squares data the sample's best
-  // step overfits or overshoots over ten or more epochs, the half-decade below does not.
-  c.chosen = is_linear(config.model) ? c.best / std::sqrt(10.0) : c.best;
+  // Measured (docs/defaults.md): on sparse binary, least-squares and MLP runs the sample's best
+  // step overfits or overshoots over ten epochs, the half-decade below does not; softmax on
+  // sparse text needs the step itself.
+  const bool softmax = std::holds_alternative<SoftmaxModel>(config.model);
+  c.chosen = softmax ? c.best : c.best / std::sqrt(10.0);
   // One pass that moves no step's held-out loss apart tells nothing (a factorisation from small
   // factors hardly leaves its start in one pass over few ratings): the model's default step.
   double worst = best;

@@ -9,10 +9,12 @@
 
 namespace hogwild::detail {
 
-/// Examples in the calibration sample: at least this many (as Bottou's SGD code takes) ...
+/// Examples in the calibration sample: this many (as Bottou's SGD code takes) ...
 inline constexpr std::size_t kCalibrationRows = 1000;
-/// ... and at least this fraction of the data: a factorisation's sample must see its users and
-/// items more than once, or every step looks alike on the held-out sample.
+/// ... or for a factorisation this fraction of the data when more: its sample must see its
+/// users and items more than once, or every step looks alike on the held-out sample. (Other
+/// models keep 1,000: on 4,000 rows of 20-class sparse text one pass favours a step 30 times
+/// too small.)
 inline constexpr double kCalibrationFraction = 0.1;
 
 /// The calibration is inconclusive, and the run takes the model's default step, when every
