@@ -116,7 +116,11 @@ template <class Data>
 Report train_holding_out(const TrainConfig& config, const Data& train_data, const Data* test_data,
                          const Callbacks& callbacks, const TrainState* resume) {
   config.validate();
-  const auto [kept, held] = split_off_validation(config, train_data);
+  // Named parts, not a structured binding: a lambda below refers to one (C++20 allows that,
+  // Debian's clang 14 does not).
+  const std::pair<Data, Data> parts = split_off_validation(config, train_data);
+  const Data& kept = parts.first;
+  const Data& held = parts.second;
   TrainConfig inner = config;
   inner.validation_fraction = 0;
   const Checkpoint shape = checkpoint_for(inner, kept, test_data);
