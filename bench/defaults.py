@@ -179,12 +179,6 @@ def within_bar(value, best, ds):
     return value <= best * 1.05
 
 
-def with_epochs(args, epochs):
-    args = list(args)
-    args[args.index("--epochs") + 1] = str(epochs)
-    return args
-
-
 def side_by_side(hogwild, ds, best, out, threads, repeats, candidate):
     """Defaults and the best configuration (its whole grid run) alternated, `repeats` times."""
     runs = {"defaults": [], "best": []}
@@ -201,8 +195,7 @@ def side_by_side(hogwild, ds, best, out, threads, repeats, candidate):
     defaults = {"seconds": statistics.median(r["train_seconds"] for r in d),
                 "value": statistics.median(values), "worst": worst(values),
                 "epochs": [len(r["epochs"]) - 1 for r in d], "stopped": d[0].get("stopped"),
-                "step": d[0]["config"].get("step"),
-                "calibration": (d[0].get("step_calibration") or {}).get("seconds")}
+                "step": d[0]["config"].get("step")}
     b = runs["best"]
     at_best = [r["epochs"][best["epoch"]] for r in b]
     best_run = {"seconds": statistics.median(r["train_seconds"] for r in b),

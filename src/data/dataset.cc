@@ -1,7 +1,6 @@
 #include "hogwild/dataset.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include "engine/rng.h"
 #include "hogwild/dense_dataset.h"
@@ -42,11 +41,7 @@ std::vector<std::uint32_t> feature_counts(const Dataset& data) {
 }
 
 std::vector<std::size_t> storage_order(std::size_t n, std::uint64_t seed) {
-  std::vector<std::size_t> permutation(n);
-  std::iota(permutation.begin(), permutation.end(), std::size_t{0});
-  detail::Rng rng(detail::derive_seed(seed, 0x5707e5u));
-  detail::fisher_yates(permutation, rng);
-  return permutation;
+  return detail::seeded_permutation(n, seed, 0x5707e5u);
 }
 
 void shuffle_rows(DenseDataset& data, std::uint64_t seed) {

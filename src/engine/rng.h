@@ -18,6 +18,17 @@ void fisher_yates(std::vector<T>& items, Rng& rng) {
   for (std::size_t i = items.size(); i > 1; --i) std::swap(items[i - 1], items[rng.below(i)]);
 }
 
+/// 0..n-1 in a random order drawn from (seed, tag): the seeded samples, splits and storage
+/// orders, each with a tag of its own.
+inline std::vector<std::size_t> seeded_permutation(std::size_t n, std::uint64_t seed,
+                                                   std::uint64_t tag) {
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  Rng rng(derive_seed(seed, tag));
+  fisher_yates(order, rng);
+  return order;
+}
+
 /// The trainers' shuffle for `epoch` (1-based): a Fisher-Yates pass, seeded by (seed, epoch),
 /// over the order the previous epoch left, so resuming replays epochs 1..k to get epoch k's.
 inline void shuffle_epoch(std::vector<std::uint32_t>& order, std::uint64_t seed, int epoch) {

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <numeric>
 
 #include "engine/rng.h"
 #include "engine/subsets.h"
@@ -72,10 +71,7 @@ StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
   // Two disjoint seeded samples: each step trains on the first and is judged on the second, so
   // that a step which only memorises the first (a large one, on wide sparse data) does not win.
   const std::size_t n = examples_in(train);
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  Rng rng(derive_seed(config.seed, 0xca11b7u));
-  fisher_yates(order, rng);
+  const std::vector<std::size_t> order = seeded_permutation(n, config.seed, 0xca11b7u);
   const bool factorisation = std::holds_alternative<FactorisationModel>(config.model);
   const auto wanted = std::max(
       kCalibrationRows,

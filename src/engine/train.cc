@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <type_traits>
 #include <utility>
 
@@ -85,10 +84,7 @@ std::pair<Data, Data> split_off_validation(const TrainConfig& config, const Data
         "training examples and keeps at least one, found {}",
         n, config.validation_fraction));
   }
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  detail::Rng rng(detail::derive_seed(config.seed, 0x7a11da7eu));
-  detail::fisher_yates(order, rng);
+  const std::vector<std::size_t> order = detail::seeded_permutation(n, config.seed, 0x7a11da7eu);
   std::vector<std::size_t> held_rows(order.begin(), order.begin() + static_cast<long>(held));
   std::vector<std::size_t> kept_rows(order.begin() + static_cast<long>(held), order.end());
   std::sort(held_rows.begin(), held_rows.end());
