@@ -59,11 +59,11 @@ TEST_CASE("gen ratings then train mf reaches the noise level, with rmse in the r
 TEST_CASE("train --format idx finds the labels, trains softmax and mlp, reports accuracy") {
   write_idx("train", 800, 1);
   write_idx("t10k", 200, 2);
-  for (const std::string model : {"softmax", "mlp --hidden 16,8"}) {
+  for (const std::string model : {"softmax --step 0.2", "mlp --hidden 16,8 --step 0.02"}) {
     CAPTURE(model);
     const auto r = run("train --format idx --train " + path("train-images-idx3-ubyte.gz") +
                        " --test " + path("t10k-images-idx3-ubyte.gz") + " --model " + model +
-                       " --epochs 4 --threads 2 --optimizer momentum --step 0.2 --compare-serial "
+                       " --epochs 4 --threads 2 --optimizer momentum --compare-serial "
                        "--json " +
                        path("idx.json"));
     INFO(r.err);
