@@ -141,44 +141,52 @@ TEST_CASE("the delays a run injects pass the chi-square test too") {
   }
 }
 
-TEST_CASE("simulation with const:s measures exactly the staleness the protocol implies") {
+TEST_CASE(
+    "simulation with const:s measures exactly the staleness the protocol implies, in rounds and "
+    "in virtual time with equal speeds") {
   // K virtual workers, R rounds, one update per step, every update measured. Worker k reads at
   // round t and writes at round t + s (after its own read there), or in the final flush, which
   // runs worker by worker. Counting the other workers' writes in between:
   //   t + s < R, t >= s:  s (K - 1)
   //   t + s < R, t <  s:  t (K - 1) + k           (others write only from round s on)
   //   t + s >= R:         (K - 1 - k) + (R - 1 - t)(K - 1) + k s   (flushed; needs R >= 2s)
+  // Virtual time with equal constant costs orders the workers as rounds do (ties go to the
+  // lower worker).
   for (const int k_workers : {2, 4, 5}) {
     for (const std::uint32_t s : {0u, 1u, 3u}) {
-      CAPTURE(k_workers);
-      CAPTURE(s);
-      constexpr std::size_t kRounds = 10;
-      const auto p = problem(kRounds * static_cast<std::size_t>(k_workers));
-      TrainConfig c;
-      c.simulate = k_workers;
-      c.epochs = 1;
-      c.delay = DelaySpec::parse(fmt_const(s));
-      c.staleness_sample = 1.0;
-      const auto r = hogwild::train(c, p.train, nullptr);
-      REQUIRE(r.staleness_per_worker.size() == static_cast<std::size_t>(k_workers));
-      const std::uint64_t K = k_workers, R = kRounds;
-      for (std::uint64_t k = 0; k < K; ++k) {
-        std::map<std::uint64_t, std::uint64_t> expected;
-        for (std::uint64_t t = 0; t < R; ++t) {
-          std::uint64_t staleness;
-          if (t + s < R) {
-            staleness = t >= s ? s * (K - 1) : t * (K - 1) + k;
-          } else {
-            staleness = (K - 1 - k) + (R - 1 - t) * (K - 1) + k * s;
+      for (const bool virtual_time : {false, true}) {
+        CAPTURE(k_workers);
+        CAPTURE(s);
+        CAPTURE(virtual_time);
+        constexpr std::size_t kRounds = 10;
+        const auto p = problem(kRounds * static_cast<std::size_t>(k_workers));
+        TrainConfig c;
+        c.simulate = k_workers;
+        c.virtual_time = virtual_time;
+        c.epochs = 1;
+        c.delay = DelaySpec::parse(fmt_const(s));
+        c.staleness_sample = 1.0;
+        const auto r = hogwild::train(c, p.train, nullptr);
+        REQUIRE(r.staleness_per_worker.size() == static_cast<std::size_t>(k_workers));
+        const std::uint64_t K = k_workers, R = kRounds;
+        for (std::uint64_t k = 0; k < K; ++k) {
+          std::map<std::uint64_t, std::uint64_t> expected;
+          for (std::uint64_t t = 0; t < R; ++t) {
+            std::uint64_t staleness;
+            if (t + s < R) {
+              staleness = t >= s ? s * (K - 1) : t * (K - 1) + k;
+            } else {
+              staleness = (K - 1 - k) + (R - 1 - t) * (K - 1) + k * s;
+            }
+            ++expected[staleness];
           }
-          ++expected[staleness];
+          std::map<std::uint64_t, std::uint64_t> measured;
+          for (const auto& [value, count] : r.staleness_per_worker[k].updates.buckets()) {
+            measured[value] = count;
+          }
+          CAPTURE(k);
+          CHECK(measured == expected);
         }
-        std::map<std::uint64_t, std::uint64_t> measured;
-        for (const auto& [value, count] : r.staleness_per_worker[k].updates.buckets()) {
-          measured[value] = count;
-        }
-        CAPTURE(k);
-        CHECK(measured == expected);
       }
     }
   }
@@ -417,36 +425,41 @@ SparseProblem softmax_problem(std::size_t rows) { return test::sparse_problem(ro
 }  // namespace
 
 TEST_CASE(
-    "model trainer, simulation with const:s: staleness is exactly what the protocol implies") {
+    "model trainer, simulation with const:s: staleness is exactly what the protocol implies, in "
+    "rounds and in virtual time with equal speeds") {
   // Same protocol as the linear trainer (see test_delay.cc): one-example minibatches, worker k
   // reads at round t and writes at round t + s or in the final flush, worker by worker.
   for (const int k_workers : {2, 4}) {
     for (const std::uint32_t s : {1u, 3u}) {
-      CAPTURE(k_workers);
-      CAPTURE(s);
-      constexpr std::uint64_t R = 10;
-      const auto p = softmax_problem(R * static_cast<std::size_t>(k_workers));
-      TrainConfig c;
-      c.model = hogwild::SoftmaxModel{};
-      c.simulate = k_workers;
-      c.schedule = hogwild::ScheduleSpec{.batch = static_cast<std::uint32_t>(1)};
-      c.epochs = 1;
-      c.delay = DelaySpec::parse("const:" + std::to_string(s));
-      c.staleness_sample = 1;
-      const auto r = hogwild::train(c, p.train, nullptr);
-      REQUIRE(r.staleness_per_worker.size() == static_cast<std::size_t>(k_workers));
-      const std::uint64_t K = static_cast<std::uint64_t>(k_workers);
-      for (std::uint64_t k = 0; k < K; ++k) {
-        std::map<std::uint64_t, std::uint64_t> expected, measured;
-        for (std::uint64_t t = 0; t < R; ++t) {
-          ++expected[t + s < R ? (t >= s ? s * (K - 1) : t * (K - 1) + k)
-                               : (K - 1 - k) + (R - 1 - t) * (K - 1) + k * s];
+      for (const bool virtual_time : {false, true}) {
+        CAPTURE(k_workers);
+        CAPTURE(s);
+        CAPTURE(virtual_time);
+        constexpr std::uint64_t R = 10;
+        const auto p = softmax_problem(R * static_cast<std::size_t>(k_workers));
+        TrainConfig c;
+        c.model = hogwild::SoftmaxModel{};
+        c.simulate = k_workers;
+        c.virtual_time = virtual_time;
+        c.schedule = hogwild::ScheduleSpec{.batch = static_cast<std::uint32_t>(1)};
+        c.epochs = 1;
+        c.delay = DelaySpec::parse("const:" + std::to_string(s));
+        c.staleness_sample = 1;
+        const auto r = hogwild::train(c, p.train, nullptr);
+        REQUIRE(r.staleness_per_worker.size() == static_cast<std::size_t>(k_workers));
+        const std::uint64_t K = static_cast<std::uint64_t>(k_workers);
+        for (std::uint64_t k = 0; k < K; ++k) {
+          std::map<std::uint64_t, std::uint64_t> expected, measured;
+          for (std::uint64_t t = 0; t < R; ++t) {
+            ++expected[t + s < R ? (t >= s ? s * (K - 1) : t * (K - 1) + k)
+                                 : (K - 1 - k) + (R - 1 - t) * (K - 1) + k * s];
+          }
+          for (const auto& [value, count] : r.staleness_per_worker[k].updates.buckets()) {
+            measured[value] = count;
+          }
+          CAPTURE(k);
+          CHECK(measured == expected);
         }
-        for (const auto& [value, count] : r.staleness_per_worker[k].updates.buckets()) {
-          measured[value] = count;
-        }
-        CAPTURE(k);
-        CHECK(measured == expected);
       }
     }
   }

@@ -121,11 +121,26 @@ void print_summary(const hogwild::Report& report) {
         "in {:.3f} s, counted in the training time)\n",
         c->chosen, below, c->sample_rows, fmt::join(c->steps, ", "), c->seconds);
   }
+  if (!report.epochs.empty() && report.epochs.back().virtual_seconds) {
+    const double seconds = *report.epochs.back().virtual_seconds;
+    fmt::print("virtual time: {:.6g} s ({} samples/s of virtual time, a sample costing {} ns)\n",
+               seconds, human_rate(seconds > 0 ? report.samples / seconds : 0.0), c.sample_cost_ns);
+  }
+  if (c.bounded_staleness >= 0) {
+    std::uint64_t waits = 0;
+    double waited = 0;
+    for (const auto& w : report.workers) {
+      waits += w.bound_waits;
+      waited += w.bound_wait_seconds;
+    }
+    fmt::print("bounded staleness {}: workers waited for the slowest {} times, {:.6g} {}s in all\n",
+               c.bounded_staleness, waits, waited, c.virtual_time ? "virtual " : "");
+  }
   if (const auto& st = report.staleness; st.updates.count() > 0) {
     fmt::print(
-        "staleness ({} measured): mean {:.2f} updates (p50 {}, p99 {}, max {}), mean {:.2f} us\n",
+        "staleness ({} measured): mean {:.2f} updates (p50 {}, p99 {}, max {}), mean {:.2f} us{}\n",
         st.updates.count(), st.updates.mean(), st.updates.quantile(0.5), st.updates.quantile(0.99),
-        st.updates.max(), st.nanos.mean() / 1e3);
+        st.updates.max(), st.nanos.mean() / 1e3, c.virtual_time ? " of virtual time" : "");
   }
 }
 

@@ -237,8 +237,22 @@ const TrainOption kTable[] = {
    "is measured (0 = off)", cfg<&TC::coherence_sample>},
   {"--coherence-lag", "coherence_lag", kFree, "coherence compares a gradient with the worker's "
    "gradient this many steps back", cfg<&TC::coherence_lag>},
-  {"--simulate", "simulate", 0, "K virtual workers stepped round-robin in one thread, each with "
-   "its own delay ring: bit-reproducible for a seed (0 = real threads)", cfg<&TC::simulate>},
+  {"--simulate", "simulate", 0, "K virtual workers (up to 1024) in one thread, each with its own "
+   "delay ring: bit-reproducible for a seed on any machine (0 = real threads)",
+   cfg<&TC::simulate>},
+  {"--clock", "clock", 0, "how --simulate orders its workers: rounds (each takes one sample or "
+   "minibatch in turn) or virtual (a discrete-event simulation: the worker whose virtual clock "
+   "is earliest takes its next sample; samples cost --sample-cost, the speed model and time "
+   "windows act in virtual time, and reports give virtual_seconds)", arg<&A::clock>,
+   [](A& a, TC& c) { c.virtual_time = !either("--clock", a.clock, "rounds", "virtual"); }},
+  {"--sample-cost", "sample_cost", 0, "--clock virtual: the virtual compute time of one sample "
+   "(e.g. 800ns, 2us); --worker-speed divides it, --straggler and --pause add to it",
+   arg<&A::sample_cost>, [](A& a, TC& c) {
+     c.sample_cost_ns = hogwild::parse_duration_ns(a.sample_cost, "--sample-cost");
+   }},
+  {"--bounded-staleness", "bounded_staleness", 0, "stale synchronous parallel: a worker does not "
+   "start its update c+S+1 before every worker has applied its update c (0 = bulk-synchronous, "
+   "-1 = unbounded); threads, or --simulate with --clock virtual", cfg<&TC::bounded_staleness>},
   {"--schedule", "schedule", 0, "minibatches: fixed:B (B samples per update; --batch B is "
    "shorthand) or time:DURATION (e.g. time:200us: samples until the window has passed, then one "
    "update); default fixed:1, softmax on idx data fixed:16, mlp fixed:32", arg<&A::schedule>,

@@ -79,7 +79,17 @@ struct TrainConfig {
   double staleness_sample = 0.01;  ///< --staleness-sample: fraction of updates measured, 0 = off
   double coherence_sample = 0.01;  ///< --coherence-sample: fraction of steps measured, 0 = off
   int coherence_lag = 1;           ///< --coherence-lag: compare with the gradient s steps back
-  int simulate = 0;                ///< --simulate K: K virtual workers round-robin, one thread
+  int simulate = 0;                ///< --simulate K: K virtual workers in one thread
+  /// --clock virtual: the simulated workers run in virtual time (a discrete-event simulation:
+  /// the worker whose clock is earliest takes its next sample; ties go to the lower worker),
+  /// each sample costing `sample_cost_ns` plus what the speed model adds; false (`rounds`):
+  /// the workers take turns, one sample or minibatch each.
+  bool virtual_time = false;
+  std::int64_t sample_cost_ns = 1000;  ///< --sample-cost: a sample's virtual compute time
+  /// --bounded-staleness S (stale synchronous parallel, Ho et al. 2013): a worker does not
+  /// start its update c + S + 1 before every worker has applied its update c; -1 = off,
+  /// 0 = bulk-synchronous. Threads wait on a per-worker count; simulation exactly.
+  int bounded_staleness = -1;
   /// --schedule fixed:B | time:DURATION (--batch B), --batch-reduce, --max-batch; unset: fixed
   /// minibatches of the model's default size (linear and mf 1, softmax 16, mlp 32).
   std::optional<ScheduleSpec> schedule;
@@ -147,10 +157,12 @@ struct Evaluation {
 
 /// One epoch's results. Epoch 0 is the initial (zero) model.
 struct EpochRecord {
-  int epoch = 0;                   ///< 0 = before training
-  double seconds = 0;              ///< training time of this epoch (no evaluation)
-  double elapsed = 0;              ///< cumulative training time
-  double step = 0;                 ///< step size at the start of the epoch
+  int epoch = 0;       ///< 0 = before training
+  double seconds = 0;  ///< training time of this epoch (no evaluation)
+  double elapsed = 0;  ///< cumulative training time
+  double step = 0;     ///< step size at the start of the epoch
+  /// --clock virtual: the virtual time at the epoch's end, in seconds since training began.
+  std::optional<double> virtual_seconds;
   Evaluation train;                ///< on the training data
   std::optional<Evaluation> test;  ///< on the test data, if given
   /// On the examples held out by --validation-fraction (or Callbacks::held_out), if any.
@@ -159,9 +171,10 @@ struct EpochRecord {
 
 /// One point of the loss curve against wall-clock training time.
 struct CurvePoint {
-  double seconds = 0;         ///< training time so far (evaluation excluded)
-  std::uint64_t updates = 0;  ///< updates applied so far, all workers
-  double train_loss = 0;      ///< training loss at that moment
+  double seconds = 0;                     ///< training time so far (evaluation excluded)
+  std::uint64_t updates = 0;              ///< updates applied so far, all workers
+  double train_loss = 0;                  ///< training loss at that moment
+  std::optional<double> virtual_seconds;  ///< --clock virtual: the virtual time then
 };
 
 /// What one worker did.
@@ -170,6 +183,10 @@ struct WorkerSummary {
   std::uint64_t samples = 0;  ///< samples it processed
   Histogram batch_sizes;      ///< samples per update
   Histogram windows_ns;       ///< time-window lengths (time schedule only)
+  /// --bounded-staleness: times the worker waited for the slowest, and for how long (virtual
+  /// seconds in simulation, seconds in threads).
+  std::uint64_t bound_waits = 0;
+  double bound_wait_seconds = 0;
 };
 
 /// A run between two epochs: enough to continue it exactly. Passed to

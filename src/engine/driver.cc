@@ -5,11 +5,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <optional>
+#include <queue>
 #include <span>
 
 #include "engine/minibatch.h"
 #include "engine/rng.h"
+#include "engine/staleness_bound.h"
 #include "engine/workers.h"
 #include "hogwild/error.h"
 
@@ -50,7 +54,14 @@ class EpochPlan {
 class Driver {
  public:
   Driver(const DriverConfig& config, Kernel& kernel, const DriverHooks& hooks)
-      : config_(config), kernel_(kernel), hooks_(hooks) {}
+      : config_(config), kernel_(kernel), hooks_(hooks) {
+    if (config.staleness_bound >= 0) {
+      const auto workers = static_cast<std::size_t>(config.workers);
+      result_.bound_waits.assign(workers, 0);
+      result_.bound_wait_seconds.assign(workers, 0.0);
+      if (!config.simulate) bound_.emplace(config.workers, config.staleness_bound);
+    }
+  }
 
   DriverResult run(const TrainState* resume) {
     const int first_epoch = resume ? resume->epoch + 1 : 1;
@@ -69,6 +80,7 @@ class Driver {
     initial.epoch = first_epoch - 1;
     initial.elapsed = result_.elapsed;
     initial.step = kernel_.step_of(initial.epoch, true);
+    if (config_.virtual_time) initial.virtual_seconds = virtual_seconds();
     initial_loss_ = resume ? resume->initial_loss : initial.train.loss;
     best_loss_ = stopping_loss(initial);
     record(initial);
@@ -141,7 +153,9 @@ class Driver {
     for (int segment = 0; segment < segments; ++segment) {
       const bool last_segment = segment + 1 == segments;
       const auto start = Clock::now();
-      if (config_.simulate) {
+      if (config_.virtual_time) {
+        simulate_in_virtual_time(plan, segment, last_segment);
+      } else if (config_.simulate) {
         simulate_segment(plan, segment, last_segment);
       } else if (config_.dynamic_sharding) {
         share_segment(plan, segment, last_segment);
@@ -153,7 +167,9 @@ class Driver {
       if (!last_segment) {
         // A point of the loss curve within the epoch; evaluation time is not training time.
         const EpochRecord probe = kernel_.evaluate(false);
-        result_.curve.push_back({result_.elapsed + seconds, kernel_.applied(), probe.train.loss});
+        result_.curve.push_back(
+            {result_.elapsed + seconds, kernel_.applied(), probe.train.loss,
+             config_.virtual_time ? std::optional(virtual_seconds()) : std::nullopt});
       }
     }
     result_.elapsed += seconds;
@@ -164,6 +180,7 @@ class Driver {
     done.seconds = seconds;
     done.elapsed = result_.elapsed;
     done.step = kernel_.step_of(epoch, false);
+    if (config_.virtual_time) done.virtual_seconds = virtual_seconds();
     record(done);
     if (hooks_.on_epoch_state) {
       TrainState state;
@@ -180,7 +197,8 @@ class Driver {
   // Keeps an epoch's record and its point of the curve, stops a diverged run, tells the caller.
   void record(const EpochRecord& epoch) {
     result_.epochs.push_back(epoch);
-    result_.curve.push_back({epoch.elapsed, kernel_.applied(), epoch.train.loss});
+    result_.curve.push_back(
+        {epoch.elapsed, kernel_.applied(), epoch.train.loss, epoch.virtual_seconds});
     check_divergence(epoch);
     if (hooks_.on_epoch) hooks_.on_epoch(epoch);
   }
@@ -203,15 +221,19 @@ class Driver {
   // Static sharding: each worker trains its slice's share of the segment, in stretches
   // between which it looks at the stop flag.
   void slice_segment(const EpochPlan& plan, int segment, bool last_segment) {
+    reset_bound();
     run_workers(config_.workers, [&](int worker) {
       const auto slice = plan.slice(worker);
       const std::size_t end = plan.part(slice.size(), segment + 1);
       for (std::size_t first = plan.part(slice.size(), segment); first < end;) {
         if (stop_requested() || kernel_.failed()) break;
-        const std::size_t last = std::min(end, first + kStopStretch);
+        const std::size_t last = std::min(end, first + bounded_stretch(worker));
+        if (last == first) break;  // stopped while waiting for the slowest worker
         kernel_.run_range(worker, slice.data(), first, last, slice.size());
+        publish_bound(worker);
         first = last;
       }
+      if (bound_) bound_->retire(worker);
       kernel_.end_segment(worker, last_segment);
     });
   }
@@ -222,14 +244,22 @@ class Driver {
     const std::size_t n = plan.order().size();
     const std::size_t end = plan.part(n, segment + 1);
     std::atomic<std::size_t> cursor{plan.part(n, segment)};
+    reset_bound();
     run_workers(config_.workers, [&](int worker) {
-      for (;;) {
+      for (bool stopped = false; !stopped;) {
         if (stop_requested() || kernel_.failed()) break;
-        const std::size_t first = cursor.fetch_add(kShardChunk, std::memory_order_relaxed);
+        std::size_t first = cursor.fetch_add(kShardChunk, std::memory_order_relaxed);
         if (first >= end) break;
-        kernel_.run_range(worker, plan.order().data(), first, std::min(end, first + kShardChunk),
-                          n);
+        const std::size_t chunk_end = std::min(end, first + kShardChunk);
+        while (first < chunk_end) {  // a claimed chunk in the stretches the bound allows
+          const std::size_t last = std::min(chunk_end, first + bounded_stretch(worker));
+          if ((stopped = last == first)) break;
+          kernel_.run_range(worker, plan.order().data(), first, last, n);
+          publish_bound(worker);
+          first = last;
+        }
       }
+      if (bound_) bound_->retire(worker);
       kernel_.end_segment(worker, last_segment);
     });
   }
@@ -260,13 +290,163 @@ class Driver {
     for (int k = 0; k < config_.workers; ++k) kernel_.end_segment(k, last_segment);
   }
 
+  // --bounded-staleness in threads: every worker's count as the segment starts.
+  void reset_bound() {
+    if (!bound_) return;
+    for (int k = 0; k < config_.workers; ++k) bound_->reset(k, kernel_.applied_by(k));
+  }
+
+  // Positions the worker may take now: a stop-polling stretch, or fewer under the bound (each
+  // position applies at most one update), after waiting while the worker is at the bound; 0
+  // when the run stopped while it waited.
+  std::size_t bounded_stretch(int worker) {
+    if (!bound_) return kStopStretch;
+    const auto k = static_cast<std::size_t>(worker);
+    const std::uint64_t allowed = bound_->allowance(
+        worker, kernel_.applied_by(worker), result_.bound_waits[k], result_.bound_wait_seconds[k],
+        [&] { return stop_requested() || kernel_.failed(); });
+    return static_cast<std::size_t>(std::min<std::uint64_t>(allowed, kStopStretch));
+  }
+
+  void publish_bound(int worker) {
+    if (bound_) bound_->publish(worker, kernel_.applied_by(worker));
+  }
+
+  // Virtual time: the latest worker's clock, in seconds.
+  double virtual_seconds() const {
+    std::int64_t latest = 0;
+    for (WorkerClock* clock : hooks_.clocks) latest = std::max(latest, clock->now_ns());
+    return static_cast<double>(latest) * 1e-9;
+  }
+
+  // Simulation in virtual time: a discrete-event loop on this thread. The worker whose clock
+  // is earliest (the lower worker on a tie) takes its next position, which moves its clock by
+  // the sample's cost and what the speed model adds; the order of reads and writes, and so
+  // the staleness, follows from the clocks. Workers start each segment together, at the
+  // latest clock. Under --bounded-staleness a worker S updates ahead of the slowest unfinished
+  // worker is set aside until that worker applies an update, and resumes at that worker's
+  // time: the wait is virtual time.
+  void simulate_in_virtual_time(const EpochPlan& plan, int segment, bool last_segment) {
+    const auto& clocks = hooks_.clocks;
+    const auto workers = static_cast<std::size_t>(config_.workers);
+    std::int64_t start = 0;
+    for (WorkerClock* clock : clocks) start = std::max(start, clock->now_ns());
+    using Event = std::pair<std::int64_t, int>;  // (time, worker)
+    std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+    std::vector<std::size_t> next(workers), end(workers);
+    std::vector<bool> active(workers, false);
+    for (int k = 0; k < config_.workers; ++k) {
+      const auto w = static_cast<std::size_t>(k);
+      clocks[w]->wait_until(start);
+      const std::size_t len = plan.slice(k).size();
+      next[w] = plan.part(len, segment);
+      end[w] = plan.part(len, segment + 1);
+      if (next[w] < end[w]) {
+        active[w] = true;
+        events.emplace(clocks[w]->now_ns(), k);
+      }
+    }
+    SimulatedBound bound(*this, active);
+    std::uint64_t steps = 0;
+    while (!events.empty()) {
+      if (++steps % kStopStretch == 0 && (stop_requested() || kernel_.failed())) break;
+      const int k = events.top().second;
+      const auto w = static_cast<std::size_t>(k);
+      events.pop();
+      if (bound.holds_back(k)) continue;
+      const auto slice = plan.slice(k);
+      kernel_.run_range(k, slice.data(), next[w], next[w] + 1, slice.size());
+      if (++next[w] == end[w]) {
+        kernel_.part_done(k);
+        active[w] = false;
+      } else {
+        events.emplace(clocks[w]->now_ns(), k);
+      }
+      bound.after_step(k, clocks[w]->now_ns(), events);
+    }
+    for (int k = 0; k < config_.workers; ++k) kernel_.end_segment(k, last_segment);
+  }
+
+  // --bounded-staleness in simulation: the workers set aside and the fewest updates an
+  // unfinished worker has applied.
+  class SimulatedBound {
+   public:
+    SimulatedBound(Driver& driver, const std::vector<bool>& active)
+        : driver_(driver), active_(active), on_(driver.config_.staleness_bound >= 0) {
+      if (on_) slowest_ = slowest();
+    }
+    // True when worker k is at the bound: it waits, off the event queue, from its clock now.
+    bool holds_back(int k) {
+      if (!on_) return false;
+      before_ = driver_.kernel_.applied_by(k);
+      if (before_ <= slowest_ + bound()) return false;
+      waiting_.push_back({k, driver_.hooks_.clocks[static_cast<std::size_t>(k)]->now_ns()});
+      return true;
+    }
+    // After worker k's step, which ended at virtual time `now`: when it was the last of the
+    // slowest workers and has applied an update (or finished), the waiting workers the bound
+    // no longer holds back resume at `now`.
+    template <class Queue>
+    void after_step(int k, std::int64_t now, Queue& events) {
+      if (!on_ || before_ != slowest_) return;
+      const bool finished = !active_[static_cast<std::size_t>(k)];
+      if (!finished && driver_.kernel_.applied_by(k) == before_) return;
+      if (--at_slowest_ > 0) return;
+      slowest_ = slowest();
+      std::erase_if(waiting_, [&](const Waiting& wait) {
+        if (driver_.kernel_.applied_by(wait.worker) > slowest_ + bound()) return false;
+        const auto w = static_cast<std::size_t>(wait.worker);
+        WorkerClock* clock = driver_.hooks_.clocks[w];
+        clock->wait_until(now);
+        driver_.result_.bound_waits[w] += 1;
+        driver_.result_.bound_wait_seconds[w] += static_cast<double>(now - wait.since) * 1e-9;
+        events.emplace(clock->now_ns(), wait.worker);
+        return true;
+      });
+    }
+
+   private:
+    struct Waiting {
+      int worker;
+      std::int64_t since;
+    };
+    std::uint64_t bound() const {
+      return static_cast<std::uint64_t>(driver_.config_.staleness_bound);
+    }
+    // The fewest updates of an unfinished worker (no limit once all have finished), and how
+    // many unfinished workers have that few.
+    std::uint64_t slowest() {
+      std::uint64_t fewest = std::numeric_limits<std::uint64_t>::max() - bound() - 1;
+      at_slowest_ = 0;
+      for (std::size_t w = 0; w < active_.size(); ++w) {
+        if (!active_[w]) continue;
+        const std::uint64_t applied = driver_.kernel_.applied_by(static_cast<int>(w));
+        if (applied < fewest) {
+          fewest = applied;
+          at_slowest_ = 0;
+        }
+        if (applied == fewest) ++at_slowest_;
+      }
+      return fewest;
+    }
+
+    Driver& driver_;
+    const std::vector<bool>& active_;
+    bool on_;
+    std::uint64_t slowest_ = 0;
+    std::size_t at_slowest_ = 0;  // unfinished workers with `slowest_` updates
+    std::uint64_t before_ = 0;    // the stepping worker's updates before its step
+    std::vector<Waiting> waiting_;
+  };
+
   const DriverConfig& config_;
   Kernel& kernel_;
   const DriverHooks& hooks_;
   DriverResult result_;
   double initial_loss_ = 0;
-  double best_loss_ = 0;                // the lowest training loss so far (patience)
-  int epochs_without_improvement_ = 0;  // in a row, up to the last epoch
+  double best_loss_ = 0;                 // the lowest training loss so far (patience)
+  int epochs_without_improvement_ = 0;   // in a row, up to the last epoch
+  std::optional<StalenessBound> bound_;  // --bounded-staleness in threads
 };
 
 }  // namespace
@@ -279,8 +459,11 @@ DriverResult drive(const DriverConfig& config, Kernel& kernel, const DriverHooks
 void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
                 const Callbacks& callbacks, const TrainState* resume,
                 std::span<const WorkerStats* const> workers, const ParamStore& store) {
-  const DriverHooks hooks{callbacks.on_epoch, callbacks.on_epoch_state, callbacks.stop,
-                          callbacks.held_out};
+  DriverHooks hooks{
+      callbacks.on_epoch, callbacks.on_epoch_state, callbacks.stop, callbacks.held_out, {}};
+  if (config.virtual_time) {
+    for (int k = 0; k < config.workers; ++k) hooks.clocks.push_back(callbacks.clock(k).get());
+  }
   DriverResult result = drive(config, kernel, hooks, resume);
   report.epochs = std::move(result.epochs);
   report.curve = std::move(result.curve);
@@ -295,6 +478,10 @@ void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
       result.elapsed > 0 ? static_cast<double>(report.samples) / result.elapsed : 0.0;
   report.weights = store.snapshot();
   summarise_workers(workers, config.rows, report);
+  for (std::size_t k = 0; k < result.bound_waits.size(); ++k) {
+    report.workers[k].bound_waits = result.bound_waits[k];
+    report.workers[k].bound_wait_seconds = result.bound_wait_seconds[k];
+  }
 }
 
 }  // namespace hogwild::detail

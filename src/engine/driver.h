@@ -21,7 +21,9 @@ struct DriverConfig {
   std::uint64_t seed = 1;      ///< row order
   std::size_t block_rows = 0;  ///< 0: rows in a fresh permutation per epoch; B: runs of B rows
   int workers = 1;             ///< real threads, or virtual workers with `simulate`
-  bool simulate = false;       ///< virtual workers stepped in rounds on the caller's thread
+  bool simulate = false;       ///< virtual workers on the caller's thread
+  bool virtual_time = false;   ///< simulation in virtual time (DriverHooks::clocks)
+  int staleness_bound = -1;    ///< --bounded-staleness S; -1 = none
   bool dynamic_sharding = false;
   int evals_per_epoch = 1;
   /// The run diverged when the training loss exceeds this multiple of its initial value (or
@@ -38,6 +40,8 @@ struct DriverHooks {
   const std::atomic<bool>* stop = nullptr;                ///< polled between ranges
   /// Evaluates held-out examples after each epoch; patience then counts their loss.
   std::function<Evaluation(std::span<const float> weights)> held_out;
+  /// Virtual time: each virtual worker's clock.
+  std::vector<WorkerClock*> clocks;
 };
 
 /// The run as the driver saw it.
@@ -49,6 +53,10 @@ struct DriverResult {
   bool interrupted = false;         ///< the stop flag ended the run
   bool converged = false;           ///< the training loss stopped improving (patience)
   int resumed_from = 0;             ///< epochs done before this run
+  /// --bounded-staleness: per worker, the waits for the slowest worker and their seconds
+  /// (virtual seconds in simulation).
+  std::vector<std::uint64_t> bound_waits;
+  std::vector<double> bound_wait_seconds;
 };
 
 /// Runs epochs (after `resume`'s, when given) over `kernel`: row order, segments, sharding or
@@ -65,6 +73,8 @@ inline DriverConfig driver_config(const TrainConfig& config, std::size_t rows, i
           .block_rows = config.block_rows,
           .workers = workers,
           .simulate = config.simulate > 0,
+          .virtual_time = config.virtual_time,
+          .staleness_bound = config.bounded_staleness,
           .dynamic_sharding = config.dynamic_sharding,
           .evals_per_epoch = config.evals_per_epoch,
           .divergence_factor = config.divergence_factor,

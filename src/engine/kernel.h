@@ -40,6 +40,8 @@ class Kernel {
   virtual double step_of(int epoch, bool initial) const = 0;
   /// Updates applied so far, all workers.
   virtual std::uint64_t applied() const = 0;
+  /// Updates worker `worker` has applied so far; read on its thread, or while no worker runs.
+  virtual std::uint64_t applied_by(int worker) const = 0;
   /// Adds what a checkpoint keeps beyond the driver's counters: parameters, optimiser state,
   /// per-worker update counts (views valid until the next worker runs).
   virtual void fill_state(TrainState& state) const = 0;

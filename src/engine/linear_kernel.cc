@@ -22,6 +22,7 @@
 #include "engine/rng.h"
 #include "engine/sampling.h"
 #include "engine/staleness_probe.h"
+#include "engine/virtual_clocks.h"
 #include "engine/window_clock.h"
 #include "engine/worker_stats.h"
 #include "engine/workers.h"
@@ -169,7 +170,8 @@ struct alignas(kCacheLine) WorkerState {
               std::span<AppliedCounter> counters, const ClockFactory& clocks)
       : id(worker),
         staleness_probe(config.staleness_sample,
-                        detail::derive_seed(seed_base, 0x57a1e000u + worker), counters, worker),
+                        detail::derive_seed(seed_base, 0x57a1e000u + worker), counters, worker,
+                        config.virtual_time && clocks ? clocks(worker).get() : nullptr),
         coherence(config.coherence_sample, detail::derive_seed(seed_base, 0xc0e40000u + worker),
                   config.coherence_lag),
         delay(config.delay, detail::derive_seed(seed_base, 0xde1a0000u + worker)),
@@ -242,6 +244,7 @@ class Engine {
         mean_(config.schedule->mean),
         capacity_(config.schedule->capacity()),
         slow_(config.speed.active()),
+        clocked_(config.virtual_time),
         // Simulation steps each virtual worker one sample per round.
         per_sample_(delayed_ || batched_ || slow_ || config.simulate > 0),
         merge_every_(static_cast<std::uint64_t>(config.replicate)) {}
@@ -497,7 +500,13 @@ class Engine {
   // Dispatches one sample to the single-sample or the minibatch path.
   void step(WorkerState& s, std::uint32_t r, std::size_t pos, std::size_t len) {
     ++s.stats.samples;
-    if (!batched_ && !slow_) return step_single(s, r, pos, len);
+    if (!batched_ && !slow_) {
+      if (!clocked_) return step_single(s, r, pos, len);
+      s.clock.before(1);
+      step_single(s, r, pos, len);
+      s.clock.after(1);
+      return;
+    }
     step_batched(s, r);
   }
 
@@ -735,6 +744,7 @@ class Engine {
   bool mean_;
   std::uint32_t capacity_;
   bool slow_;
+  bool clocked_;  // virtual time: every sample moves the worker's clock
   bool per_sample_;
   std::uint64_t merge_every_;  // samples between replica merges; 0: no replicas
 };
@@ -808,6 +818,9 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
     std::uint64_t total = 0;
     for (const auto& state : run_.states) total += state.stats.applied;
     return total;
+  }
+  std::uint64_t applied_by(int worker) const override {
+    return run_.states[static_cast<std::size_t>(worker)].stats.applied;
   }
   void fill_state(TrainState& state) const override { state.weights = run_.store.values(); }
 
@@ -893,8 +906,9 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   std::vector<WorkerState> states;
   states.reserve(static_cast<std::size_t>(workers));
   std::vector<AppliedCounter> counters(static_cast<std::size_t>(workers));
+  const Callbacks clocks = with_virtual_clocks(config, callbacks);
   for (int w = 0; w < workers; ++w) {
-    states.emplace_back(w, config, config.seed, counters, callbacks.clock);
+    states.emplace_back(w, config, config.seed, counters, clocks.clock);
   }
   tbb::task_arena arena(config.threads);
   LinearRun run{config, store, train_data, test_data, std::move(y_train), std::move(y_test),
@@ -910,8 +924,7 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   const auto kernel = make_linear_kernel(run);
   std::vector<const WorkerStats*> measured;
   for (const auto& state : states) measured.push_back(&state.stats);
-  drive_into(report, driver_config(config, n, workers), *kernel, callbacks, resume, measured,
-             store);
+  drive_into(report, driver_config(config, n, workers), *kernel, clocks, resume, measured, store);
   return report;
 }
 

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "engine/sampling.h"
+#include "hogwild/clock.h"
 #include "hogwild/staleness.h"
 
 namespace hogwild::detail {
@@ -27,9 +28,12 @@ class StalenessProbe {
   /// Off: no update measured, nothing published.
   StalenessProbe() = default;
   /// Measures a fraction `rate` of updates (sampled from `seed`) of worker `worker`, whose
-  /// applied counts `counters` hold, one per worker.
-  StalenessProbe(double rate, std::uint64_t seed, std::span<AppliedCounter> counters, int worker)
+  /// applied counts `counters` hold, one per worker; times read `time` (virtual time), or the
+  /// steady clock when null.
+  StalenessProbe(double rate, std::uint64_t seed, std::span<AppliedCounter> counters, int worker,
+                 WorkerClock* time = nullptr)
       : clock_(rate, seed),
+        time_(time),
         counters_(counters),
         worker_(static_cast<std::size_t>(worker)),
         on_(rate > 0),
@@ -49,7 +53,7 @@ class StalenessProbe {
   /// The other workers' applied updates now, and the time.
   Reading read() const {
     const std::uint64_t others = others_applied();
-    return {others, now_ns()};
+    return {others, time_ ? time_->now_ns() : now_ns()};
   }
   /// Records `count` updates read at `at_read` and written now; returns the reading now.
   Reading record(const Reading& at_read, StalenessStats& stats, std::uint64_t count = 1) const {
@@ -76,6 +80,7 @@ class StalenessProbe {
   }
 
   SampleClock clock_{0.0, 0};
+  WorkerClock* time_ = nullptr;
   std::span<AppliedCounter> counters_;
   std::size_t worker_ = 0;
   bool on_ = false;

@@ -21,7 +21,7 @@ namespace {
 // model and simulation have loops of their own.
 bool replicas_apply(const TrainConfig& c) {
   const ScheduleSpec s = c.minibatches();
-  return c.simulate == 0 && c.delay.kind == DelaySpec::Kind::kNone &&
+  return c.simulate == 0 && c.bounded_staleness < 0 && c.delay.kind == DelaySpec::Kind::kNone &&
          s.kind == ScheduleSpec::Kind::kFixed && s.batch <= 1 && !c.speed.active();
 }
 
@@ -74,6 +74,30 @@ void validate_measurement(const TrainConfig& c) {
     fail("threads", "1 (or 0) with --simulate, which steps its virtual workers in one thread",
          c.threads);
   }
+  if (c.virtual_time && c.simulate == 0) {
+    throw InputError(
+        "--clock: expected rounds without --simulate (virtual time is a simulation of "
+        "--simulate K workers), found virtual");
+  }
+  // At most 1000 s a sample: a virtual epoch of 2^32 samples then stays within 2^63 ns.
+  if (c.sample_cost_ns < 1 || c.sample_cost_ns > std::int64_t{1000} * 1000 * 1000 * 1000) {
+    fail("sample-cost", "a duration in [1ns, 1000s]", fmt::format("{}ns", c.sample_cost_ns));
+  }
+  if (c.bounded_staleness < -1 || c.bounded_staleness > 1 << 20) {
+    fail("bounded-staleness", "a bound in [0, 1048576] updates, or -1 for none",
+         c.bounded_staleness);
+  }
+  if (c.bounded_staleness >= 0 && c.simulate > 0 && !c.virtual_time) {
+    throw InputError(
+        "--bounded-staleness: expected --clock virtual with --simulate (workers taking turns "
+        "stay in step by construction), found --clock rounds");
+  }
+  if (c.bounded_staleness >= 0 && c.delay.kind != DelaySpec::Kind::kNone) {
+    throw InputError(
+        "--bounded-staleness: expected no --delay (a held-back update would hold every worker "
+        "back at the bound), found --delay " +
+        c.delay.text);
+  }
 }
 
 // The minibatch schedule, the speed model, sharding and the loss curve, against each other and
@@ -86,19 +110,24 @@ void validate_schedule(const TrainConfig& c) {
   if (s.max_batch < 1 || s.max_batch > detail::kMaxBatchLimit) {
     fail("max-batch", "a sample count in [1, 1048576]", s.max_batch);
   }
-  if (c.simulate > 0 && s.kind == ScheduleSpec::Kind::kTime) {
+  if (c.simulate > 0 && !c.virtual_time && s.kind == ScheduleSpec::Kind::kTime) {
     fail("schedule",
-         "fixed:B with --simulate (time windows are wall-clock, simulation is deterministic)",
+         "fixed:B with --simulate in rounds (time windows need a clock: --clock virtual)",
          fmt::format("'{}'", s.text));
   }
-  if (c.simulate > 0 && c.speed.active()) {
+  if (c.simulate > 0 && !c.virtual_time && c.speed.active()) {
     throw InputError(
-        "--simulate: expected no speed model (--worker-speed, --straggler, --pause "
-        "inject wall-clock costs into real threads)");
+        "--simulate: expected no speed model (--worker-speed, --straggler, --pause) in rounds; "
+        "give --clock virtual to simulate them in virtual time");
   }
-  if (!c.speed.speeds.empty() && static_cast<int>(c.speed.speeds.size()) != c.workers()) {
-    fail("worker-speed", fmt::format("{} speeds, one per worker", c.workers()),
-         c.speed.speeds.size());
+  // Hundreds of simulated workers: the speeds given are the first workers', the rest run at 1.
+  const auto speeds = static_cast<int>(c.speed.speeds.size());
+  if (c.virtual_time && speeds > c.workers()) {
+    fail("worker-speed", fmt::format("at most {} speeds, one per virtual worker", c.workers()),
+         speeds);
+  }
+  if (!c.virtual_time && speeds > 0 && speeds != c.workers()) {
+    fail("worker-speed", fmt::format("{} speeds, one per worker", c.workers()), speeds);
   }
   if (c.simulate > 0 && c.dynamic_sharding) {
     throw InputError(
@@ -129,8 +158,8 @@ void validate_model(const TrainConfig& c) {
   }
   if (r > 0 && !replicas_apply(c)) {
     throw InputError(
-        "--replicate: expected off or auto with --delay, --simulate, minibatches (--batch, "
-        "--schedule) or a speed model, which run loops of their own; found " +
+        "--replicate: expected off or auto with --delay, --simulate, --bounded-staleness, "
+        "minibatches (--batch, --schedule) or a speed model, which run loops of their own; found " +
         std::to_string(r));
   }
   if (const auto* mlp = std::get_if<MlpModel>(&c.model)) {

@@ -20,6 +20,7 @@
 #include "engine/rng.h"
 #include "engine/sampling.h"
 #include "engine/staleness_probe.h"
+#include "engine/virtual_clocks.h"
 #include "engine/window_clock.h"
 #include "engine/worker_stats.h"
 #include "engine/workers.h"
@@ -179,8 +180,9 @@ struct EpochContext {
   detail::OptimizerState& state;
   std::atomic<bool>& stop;  // a worker diverged
   int epoch;
-  int workers;  // real or virtual: the step count of an update interleaves theirs
-  bool timed;   // time windows
+  int workers;        // real or virtual: the step count of an update interleaves theirs
+  bool timed;         // time windows
+  bool virtual_time;  // --clock virtual: one sample per chunk, so every sample has its time
 };
 
 // Time windows read the clock once per chunk. Each chunk is sized to take half the time left
@@ -391,6 +393,7 @@ inline bool window_done(const EpochContext& c, WorkerState& ws) {
 // Samples in the open window's next chunk: what completes a fixed minibatch, or half the
 // time left in a time window (see kMaxChunk).
 inline std::size_t next_chunk(const EpochContext& c, const WorkerState& ws) {
+  if (c.virtual_time) return 1;
   if (!c.timed) return c.config.schedule->batch - ws.samples_in;
   return ws.clock.next_check(ws.samples_in,
                              std::min(kMaxChunk, c.config.schedule->max_batch - ws.samples_in));
@@ -515,6 +518,9 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
     for (const auto& ws : run_.workers) total += ws->stats.applied;
     return total;
   }
+  std::uint64_t applied_by(int worker) const override {
+    return run_.workers[static_cast<std::size_t>(worker)]->stats.applied;
+  }
   void fill_state(TrainState& state) const override {
     state.weights = run_.store.values();
     for (const auto* buffer : run_.state_buffers) state.optimizer_state.push_back(buffer->values());
@@ -525,8 +531,11 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   WorkerState& state(int worker) { return *run_.workers[static_cast<std::size_t>(worker)]; }
   EpochContext context() {
     const bool timed = run_.config.schedule->kind == ScheduleSpec::Kind::kTime;
-    return {run_.config,           run_.model, run_.train, run_.store, run_.state, stop_, epoch_,
-            run_.config.workers(), timed};
+    return {run_.config, run_.model,
+            run_.train,  run_.store,
+            run_.state,  stop_,
+            epoch_,      run_.config.workers(),
+            timed,       run_.config.virtual_time};
   }
   Evaluation evaluated(const Examples& data) {
     const float* w = run_.store.data();  // workers have joined: plain reads are safe
@@ -585,6 +594,7 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
   const std::size_t width = model.row_width();
   const bool timed = config.schedule->kind == ScheduleSpec::Kind::kTime;
   const std::size_t rows_per_example = width > 0 ? model.max_rows_per_example(train) : 0;
+  const Callbacks clocks = detail::with_virtual_clocks(config, callbacks);
   for (int worker = 0; worker < worker_count; ++worker) {
     auto ws = std::make_unique<WorkerState>();
     // A fixed minibatch is one chunk; a time window holds up to --max-batch samples, computed
@@ -608,13 +618,14 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
     }
     ws->local.resize(update_size);
     ws->grad.resize(update_size);
-    if (timed) ws->chunk_grad.resize(update_size);
+    // Time windows and virtual time compute a window in several chunks.
+    if (timed || config.virtual_time) ws->chunk_grad.resize(update_size);
     ws->buffer.resize(chunk_cap);
     ws->scratch = detail::OptimizerScratch(update_size);
     const auto stream = static_cast<std::uint64_t>(worker);
     ws->clock = detail::WindowClock(*config.schedule, config.speed, worker,
                                     detail::derive_seed(config.seed, 0x5bee0000u + stream),
-                                    callbacks.clock ? callbacks.clock(worker) : nullptr);
+                                    clocks.clock ? clocks.clock(worker) : nullptr);
     if (config.delay.kind != DelaySpec::Kind::kNone) {
       ws->delay = detail::DelayLayer<WorkerState::Pending>(
           config.delay, detail::derive_seed(config.seed, 0xde1a0000u + stream));
@@ -623,7 +634,7 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
     }
     ws->staleness_probe = detail::StalenessProbe(
         config.staleness_sample, detail::derive_seed(config.seed, 0x57a1e000u + stream),
-        run.counters, worker);
+        run.counters, worker, config.virtual_time ? clocks.clock(worker).get() : nullptr);
     ws->coherence = detail::CoherenceProbe(config.coherence_sample,
                                            detail::derive_seed(config.seed, 0xc0e40000u + stream),
                                            config.coherence_lag);
@@ -648,7 +659,7 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
 
   std::vector<const WorkerStats*> measured;
   for (const auto& ws : workers) measured.push_back(&ws->stats);
-  drive_into(report, driver_config(config, n, worker_count), *kernel, callbacks, resume, measured,
+  drive_into(report, driver_config(config, n, worker_count), *kernel, clocks, resume, measured,
              store);
   return report;
 }

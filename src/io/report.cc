@@ -35,6 +35,16 @@ ordered_json calibration_json(const StepCalibration& c) {
           {"seconds", c.seconds}};
 }
 
+// Virtual time and bounded staleness, only when on: reports and checkpoints of runs without
+// them read as before.
+void add_simulation_config(ordered_json& json, const TrainConfig& c) {
+  if (c.virtual_time) {
+    json["clock"] = "virtual";
+    json["sample_cost"] = fmt::format("{}ns", c.sample_cost_ns);
+  }
+  if (c.bounded_staleness >= 0) json["bounded_staleness"] = c.bounded_staleness;
+}
+
 // The config of linear runs.
 ordered_json linear_config_json(const TrainConfig& c) {
   ordered_json json{{"model", model_name(c.model)},
@@ -52,6 +62,7 @@ ordered_json linear_config_json(const TrainConfig& c) {
                     {"coherence_lag", c.coherence_lag},
                     {"simulate", c.simulate}};
   detail::add_schedule_config(json, *c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
+  add_simulation_config(json, c);
   // Only when on: a checkpoint written before the options existed still resumes.
   if (c.optimizer.auto_step) json["step_auto"] = true;
   // Only when not the epoch decay, for the same reason.
@@ -137,6 +148,7 @@ ordered_json model_config_json(const TrainConfig& c) {
   j["coherence_lag"] = c.coherence_lag;
   j["simulate"] = c.simulate;
   detail::add_schedule_config(j, *c.schedule, c.speed, c.evals_per_epoch, c.dynamic_sharding);
+  add_simulation_config(j, c);
   // Only when set: a checkpoint written before the option existed still resumes a rows run.
   if (c.block_rows > 0) j["order"] = fmt::format("blocks:{}", c.block_rows);
   if (c.optimizer.auto_step) j["step_auto"] = true;
@@ -163,6 +175,7 @@ ordered_json model_epoch_json(const EpochRecord& e) {
                  {"elapsed", e.elapsed},
                  {"step", e.step},
                  {"train_loss", number(e.train.loss)}};
+  if (e.virtual_seconds) j["virtual_seconds"] = *e.virtual_seconds;
   if (e.test) j["test_loss"] = number(e.test->loss);
   if (e.train.accuracy) j["train_accuracy"] = *e.train.accuracy;
   if (e.test && e.test->accuracy) j["test_accuracy"] = *e.test->accuracy;
@@ -268,11 +281,27 @@ ordered_json batch_size_json(const Histogram& all, const std::vector<WorkerSumma
   return batch;
 }
 
+ordered_json bound_json(int bound, const std::vector<WorkerSummary>& workers) {
+  std::uint64_t waits = 0;
+  double seconds = 0;
+  ordered_json per_worker = ordered_json::array();
+  for (const auto& w : workers) {
+    waits += w.bound_waits;
+    seconds += w.bound_wait_seconds;
+    per_worker.push_back({{"waits", w.bound_waits}, {"wait_seconds", w.bound_wait_seconds}});
+  }
+  return {{"bound", bound},
+          {"waits", waits},
+          {"wait_seconds", seconds},
+          {"per_worker", std::move(per_worker)}};
+}
+
 ordered_json curve_json(const std::vector<CurvePoint>& curve) {
   ordered_json points = ordered_json::array();
   for (const auto& p : curve) {
     points.push_back(
         {{"seconds", p.seconds}, {"updates", p.updates}, {"train_loss", number(p.train_loss)}});
+    if (p.virtual_seconds) points.back()["virtual_seconds"] = *p.virtual_seconds;
   }
   return points;
 }
@@ -290,6 +319,7 @@ ordered_json linear_report_json(const Report& report) {
   for (const auto& e : report.epochs) {
     ordered_json record{
         {"epoch", e.epoch}, {"seconds", e.seconds}, {"elapsed", e.elapsed}, {"step", e.step}};
+    if (e.virtual_seconds) record["virtual_seconds"] = *e.virtual_seconds;
     add_linear_evaluations(record, e, classifier);
     epochs.push_back(std::move(record));
   }
@@ -305,6 +335,8 @@ ordered_json linear_report_json(const Report& report) {
                                                     report.config.staleness_sample);
   json["coherence"] = detail::coherence_json(report.coherence);
   json["batch_size"] = detail::batch_size_json(report.batch_sizes, report.workers);
+  if (report.config.bounded_staleness >= 0)
+    json["bounded_staleness"] = detail::bound_json(report.config.bounded_staleness, report.workers);
   if (report.windows_ns.count() > 0)
     json["window_micros"] = histogram_json(report.windows_ns, 1e-3);
   json["curve"] = detail::curve_json(report.curve);
@@ -316,6 +348,7 @@ ordered_json linear_report_json(const Report& report) {
   if (!report.epochs.empty()) {
     const auto& last = report.epochs.back();
     final_values["epoch"] = last.epoch;
+    if (last.virtual_seconds) final_values["virtual_seconds"] = *last.virtual_seconds;
     add_linear_evaluations(final_values, last, classifier);
   }
   json["final"] = std::move(final_values);
@@ -351,6 +384,8 @@ ordered_json model_report_json(const Report& report) {
   json["coherence"] = detail::coherence_json(report.coherence);
   json["delay"] = detail::delay_json(report.config.delay, report.injected_delays);
   json["batch_size"] = detail::batch_size_json(report.batch_sizes, report.workers);
+  if (report.config.bounded_staleness >= 0)
+    json["bounded_staleness"] = detail::bound_json(report.config.bounded_staleness, report.workers);
   if (report.windows_ns.count() > 0)
     json["window_micros"] = detail::histogram_json(report.windows_ns, 1e-3);
   json["curve"] = detail::curve_json(report.curve);

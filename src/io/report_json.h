@@ -33,7 +33,10 @@ void add_schedule_config(nlohmann::ordered_json& config, const ScheduleSpec& sch
 /// `per_worker`: [{mean, p50, p99, updates, samples}].
 nlohmann::ordered_json batch_size_json(const Histogram& all,
                                        const std::vector<WorkerSummary>& workers);
-/// The loss curve: [{seconds, updates, train_loss}].
+/// --bounded-staleness: the bound and the workers' waits for the slowest, in all and per
+/// worker: {bound, waits, wait_seconds, per_worker: [{waits, wait_seconds}]}.
+nlohmann::ordered_json bound_json(int bound, const std::vector<WorkerSummary>& workers);
+/// The loss curve: [{seconds, updates, train_loss}], and virtual_seconds in virtual time.
 nlohmann::ordered_json curve_json(const std::vector<CurvePoint>& curve);
 
 }  // namespace hogwild::detail
