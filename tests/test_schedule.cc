@@ -620,7 +620,7 @@ TEST_CASE("model trainer: schedule options are checked, and both reports name ba
   c = {};
   c.simulate = 2;
   c.dynamic_sharding = true;
-  expect(c, "--sharding: expected static with --simulate");
+  expect(c, "--sharding: expected static with --simulate in rounds");
   c = {};
   c.evals_per_epoch = 0;
   expect(c, "--evals-per-epoch: expected a count in [1, 1000], found 0");

@@ -320,8 +320,9 @@ class Driver {
   }
 
   // Simulation in virtual time: a discrete-event loop on this thread. The worker whose clock
-  // is earliest (the lower worker on a tie) takes its next position, which moves its clock by
-  // the sample's cost and what the speed model adds; the order of reads and writes, and so
+  // is earliest (the lower worker on a tie) takes its next position (of its slice, or of the
+  // chunk it claimed under dynamic sharding), which moves its clock by the sample's cost and
+  // what the speed model adds; the order of reads and writes, and so
   // the staleness, follows from the clocks. Workers start each segment together, at the
   // latest clock. Under --bounded-staleness a worker S updates ahead of the slowest unfinished
   // worker is set aside until that worker applies an update, and resumes at that worker's
@@ -333,7 +334,18 @@ class Driver {
     for (WorkerClock* clock : clocks) start = std::max(start, clock->now_ns());
     using Event = std::pair<std::int64_t, int>;  // (time, worker)
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+    // Static sharding: each worker's share of its slice. Dynamic: chunks of the whole order,
+    // claimed from a cursor as workers run out, in the order of their clocks.
+    const bool dynamic = config_.dynamic_sharding;
+    const std::size_t n = plan.order().size();
+    std::size_t cursor = plan.part(n, segment);
+    const std::size_t last = plan.part(n, segment + 1);
     std::vector<std::size_t> next(workers), end(workers);
+    const auto claim = [&](std::size_t w) {
+      next[w] = cursor;
+      end[w] = cursor = std::min(last, cursor + kShardChunk);
+      return next[w] < end[w];
+    };
     std::vector<bool> active(workers, false);
     for (int k = 0; k < config_.workers; ++k) {
       const auto w = static_cast<std::size_t>(k);
@@ -341,7 +353,7 @@ class Driver {
       const std::size_t len = plan.slice(k).size();
       next[w] = plan.part(len, segment);
       end[w] = plan.part(len, segment + 1);
-      if (next[w] < end[w]) {
+      if (dynamic ? claim(w) : next[w] < end[w]) {
         active[w] = true;
         events.emplace(clocks[w]->now_ns(), k);
       }
@@ -354,9 +366,9 @@ class Driver {
       const auto w = static_cast<std::size_t>(k);
       events.pop();
       if (bound.holds_back(k)) continue;
-      const auto slice = plan.slice(k);
-      kernel_.run_range(k, slice.data(), next[w], next[w] + 1, slice.size());
-      if (++next[w] == end[w]) {
+      const auto rows = dynamic ? plan.order() : plan.slice(k);
+      kernel_.run_range(k, rows.data(), next[w], next[w] + 1, rows.size());
+      if (++next[w] == end[w] && !(dynamic && claim(w))) {
         kernel_.part_done(k);
         active[w] = false;
       } else {

@@ -129,10 +129,10 @@ void validate_schedule(const TrainConfig& c) {
   if (!c.virtual_time && speeds > 0 && speeds != c.workers()) {
     fail("worker-speed", fmt::format("{} speeds, one per worker", c.workers()), speeds);
   }
-  if (c.simulate > 0 && c.dynamic_sharding) {
+  if (c.simulate > 0 && !c.virtual_time && c.dynamic_sharding) {
     throw InputError(
-        "--sharding: expected static with --simulate (virtual workers step in "
-        "lockstep), found dynamic");
+        "--sharding: expected static with --simulate in rounds (workers taking turns share "
+        "alike; --clock virtual lets faster workers claim more), found dynamic");
   }
   if (c.evals_per_epoch < 1 || c.evals_per_epoch > 1000) {
     fail("evals-per-epoch", "a count in [1, 1000]", c.evals_per_epoch);
