@@ -334,8 +334,10 @@ class Driver {
     for (WorkerClock* clock : clocks) start = std::max(start, clock->now_ns());
     using Event = std::pair<std::int64_t, int>;  // (time, worker)
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
-    // Static sharding: each worker's share of its slice. Dynamic: chunks of the whole order,
-    // claimed from a cursor as workers run out, in the order of their clocks.
+    // Static sharding: each worker's share of its slice. Dynamic: the whole order, one sample
+    // at a time to the worker whose clock is earliest (threads claim chunks to amortise the
+    // shared cursor; here it costs nothing, and chunks would leave workers idle when a segment
+    // has fewer chunks than workers).
     const bool dynamic = config_.dynamic_sharding;
     const std::size_t n = plan.order().size();
     std::size_t cursor = plan.part(n, segment);
@@ -343,7 +345,7 @@ class Driver {
     std::vector<std::size_t> next(workers), end(workers);
     const auto claim = [&](std::size_t w) {
       next[w] = cursor;
-      end[w] = cursor = std::min(last, cursor + kShardChunk);
+      end[w] = cursor = std::min(last, cursor + 1);
       return next[w] < end[w];
     };
     std::vector<bool> active(workers, false);
