@@ -2,6 +2,7 @@
 
 From reports, one curve per report (labelled by the options that differ between them):
   loss_vs_time.png, loss_vs_updates.png      training loss against wall-clock time and updates
+  loss_vs_virtual_time.png                   ... and against virtual time (--clock virtual)
   staleness.png, batch_size.png              histograms of measured staleness and batch size
   coherence.png                              gradient coherence over training
   fixed_vs_time.png                          when the reports hold both fixed:B and time:W
@@ -70,7 +71,11 @@ def save(fig, out, name):
 def plot_reports(reports, out):
     labels = labels_for(reports)
     for x_key, name, xlabel in (("seconds", "loss_vs_time.png", "training time (s)"),
-                                ("updates", "loss_vs_updates.png", "updates applied")):
+                                ("updates", "loss_vs_updates.png", "updates applied"),
+                                ("virtual_seconds", "loss_vs_virtual_time.png", "virtual time (s)")):
+        if x_key == "virtual_seconds" and not any(
+                "virtual_seconds" in p for _, r in reports for p in r.get("curve", [])):
+            continue  # only simulations in virtual time (--clock virtual) have it
         fig, ax = plt.subplots(figsize=(7, 4.5))
         for (_, r), label in zip(reports, labels):
             curve = [p for p in r.get("curve", []) if p.get("train_loss") is not None]

@@ -233,8 +233,9 @@ class Driver {
         publish_bound(worker);
         first = last;
       }
-      if (bound_) bound_->retire(worker);
+      // Its last, partly filled, minibatch is written before the others stop counting it.
       kernel_.end_segment(worker, last_segment);
+      if (bound_) bound_->retire(worker);
     });
   }
 
@@ -259,8 +260,9 @@ class Driver {
           first = last;
         }
       }
-      if (bound_) bound_->retire(worker);
+      // Its last, partly filled, minibatch is written before the others stop counting it.
       kernel_.end_segment(worker, last_segment);
+      if (bound_) bound_->retire(worker);
     });
   }
 

@@ -793,7 +793,11 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   }
   // Lockstep simulation closes a virtual worker's open minibatch with the others', at the end
   // of the segment.
-  void part_done(int) override {}
+  // In virtual time a worker's open minibatch is written when its share ends, at its own
+  // time, not when the last worker's ends (rounds keep the order their reports record).
+  void part_done(int worker) override {
+    if (run_.config.virtual_time) engine_.close_open_batch(state(worker));
+  }
   void end_segment(int worker, bool epoch_end) override {
     engine_.close_open_batch(state(worker));
     if (epoch_end) engine_.flush(state(worker));
