@@ -138,7 +138,8 @@ TEST_CASE("every key of a report's config names an option of `train --help`") {
   REQUIRE(help.code == 0);
   for (const std::string args :
        {"--model hinge --delay const:1", "--model softmax --optimizer adam --batch 4",
-        "--model softmax --optimizer rmsprop --step-schedule inverse"}) {
+        "--model softmax --optimizer rmsprop --step-schedule inverse",
+        "--simulate 4 --clock virtual --sample-cost 2us --bounded-staleness 1 --batch 2"}) {
     CAPTURE(args);
     const auto r = run("train --train " + path("train.svm") + " --epochs 1 --quiet " + args +
                        " --json " + path("keys.json"));
@@ -153,6 +154,25 @@ TEST_CASE("every key of a report's config names an option of `train --help`") {
       CHECK(help.out.find("  --" + option + " ") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("a simulation in virtual time prints, reports and tabulates its virtual time") {
+  generate();
+  const auto r = run("train --train " + path("train.svm") +
+                     " --simulate 4 --clock virtual --sample-cost 2us --worker-speed 0.5 "
+                     "--bounded-staleness 0 --epochs 2 --csv " +
+                     path("virtual.csv") + " --json " + path("virtual.json"));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  // 1000 samples a worker and epoch; the half-speed worker's cost 4 us each paces them all.
+  CHECK(r.out.find("virtual time: 0.008 s") != std::string::npos);
+  CHECK(r.out.find("bounded staleness 0: workers waited for the slowest") != std::string::npos);
+  const std::string csv = slurp(path("virtual.csv"));
+  CHECK(csv.substr(0, csv.find('\n')).ends_with(",virtual_seconds"));
+  const auto json = nlohmann::json::parse(slurp(path("virtual.json")));
+  CHECK(json["final"]["virtual_seconds"].get<double>() == doctest::Approx(0.008));
+  CHECK(json["config"]["clock"] == "virtual");
+  CHECK(json["bounded_staleness"]["waits"].get<std::uint64_t>() > 0);
 }
 
 TEST_CASE("sweep refuses the report paths it names itself") {

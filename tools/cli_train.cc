@@ -76,13 +76,17 @@ std::string csv(const hogwild::Report& report) {
       "epoch,seconds,elapsed,step,{}\n",
       linear ? "train_loss,train_objective,train_accuracy,test_loss,test_accuracy"
              : "train_loss,test_loss,train_accuracy,test_accuracy,train_rmse,test_rmse");
+  // Virtual time (--clock virtual) is a last column, so other runs' files read as before.
+  const bool virtual_time = report.config.virtual_time;
+  if (virtual_time) text.insert(text.size() - 1, ",virtual_seconds");
   for (const auto& e : report.epochs) {
     text += fmt::format("{},{},{},{}", e.epoch, e.seconds, e.elapsed, e.step);
-    const auto values = linear ? std::vector<Opt>{e.train.loss, e.train.objective, e.train.accuracy,
-                                                  test_loss(e), test_value(e, &E::accuracy)}
-                               : std::vector<Opt>{e.train.loss,     test_loss(e),
-                                                  e.train.accuracy, test_value(e, &E::accuracy),
-                                                  e.train.rmse,     test_value(e, &E::rmse)};
+    auto values = linear ? std::vector<Opt>{e.train.loss, e.train.objective, e.train.accuracy,
+                                            test_loss(e), test_value(e, &E::accuracy)}
+                         : std::vector<Opt>{e.train.loss,     test_loss(e),
+                                            e.train.accuracy, test_value(e, &E::accuracy),
+                                            e.train.rmse,     test_value(e, &E::rmse)};
+    if (virtual_time) values.push_back(e.virtual_seconds);
     for (const auto& v : values) text += "," + (v ? fmt::format("{}", *v) : std::string());
     text += "\n";
   }
