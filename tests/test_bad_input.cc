@@ -225,6 +225,8 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
       {"--replicate 0", "--replicate: expected off, auto or a count of samples between merges"},
       {"--replicate 64 --delay const:2", "--replicate: expected off or auto with --delay"},
       {"--clock virtual", "--clock: expected rounds without --simulate"},
+      {"--delay const:2 --delay-unit global", "--delay-unit: expected own without --simulate"},
+      {"--simulate 2 --delay-unit steps", "--delay-unit: expected own or global, found 'steps'"},
       {"--simulate 2 --clock sometimes", "--clock: expected rounds or virtual, found 'sometimes'"},
       {"--simulate 2 --clock virtual --sample-cost 0us", "--sample-cost"},
       {"--simulate 2 --clock virtual --sample-cost fast", "--sample-cost"},

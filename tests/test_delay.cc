@@ -548,3 +548,66 @@ TEST_CASE("the delay layer applies an update d of its worker's steps after it, c
   const std::vector<std::pair<int, int>> expected = {{0, 3}, {2, 5}, {4, 7}, {6, 9}, {8, 10}};
   CHECK(applied == expected);  // the last one by the flush after step 9
 }
+
+TEST_CASE("delays in global steps: const:s measures exactly the staleness the protocol implies") {
+  // K workers in turn, one update per step: the update computed at global step g (worker
+  // g mod K) is applied at the end of global step g + s; the end of each step t applies the
+  // update of step t - s. Its staleness counts the other workers' updates applied in between:
+  // those of steps [g - s, g - 1] (the end of steps g .. g + s - 1). Updates whose step g + s
+  // lies past the epoch's N steps are flushed at its end, worker by worker: before them come
+  // the updates of steps [g - s, N - 1 - s] and the earlier workers' flushed ones.
+  for (const bool softmax : {false, true}) {
+    for (const int k_workers : {2, 4, 5}) {
+      for (const std::uint64_t s : {0u, 1u, 3u, 6u}) {
+        for (const bool virtual_time : {false, true}) {
+          CAPTURE(softmax);
+          CAPTURE(k_workers);
+          CAPTURE(s);
+          CAPTURE(virtual_time);
+          const std::uint64_t K = static_cast<std::uint64_t>(k_workers), N = 10 * K;
+          TrainConfig c;
+          c.simulate = k_workers;
+          c.virtual_time = virtual_time;
+          c.epochs = 1;
+          c.delay = DelaySpec::parse(fmt_const(static_cast<std::uint32_t>(s)));
+          c.global_delay = true;
+          c.staleness_sample = 1;
+          Report r;
+          if (softmax) {
+            c.model = hogwild::SoftmaxModel{};
+            c.schedule = hogwild::ScheduleSpec{.batch = static_cast<std::uint32_t>(1)};
+            r = hogwild::train(c, softmax_problem(static_cast<std::size_t>(N)).train, nullptr);
+          } else {
+            r = hogwild::train(c, problem(static_cast<std::size_t>(N)).train, nullptr);
+          }
+          REQUIRE(r.staleness_per_worker.size() == K);
+          const auto others_in = [&](std::uint64_t from, std::uint64_t to, std::uint64_t k) {
+            std::uint64_t count = 0;  // steps in [from, to] of workers other than k
+            for (std::uint64_t t = from; t <= to; ++t) count += t % K != k;
+            return count;
+          };
+          std::vector<std::uint64_t> flushed(K, 0);  // each worker's updates left at the end
+          for (std::uint64_t g = N > s ? N - s : 0; g < N; ++g) ++flushed[g % K];
+          std::uint64_t flushed_before = 0;
+          for (std::uint64_t k = 0; k < K; ++k) {
+            std::map<std::uint64_t, std::uint64_t> expected, measured;
+            for (std::uint64_t g = k; g < N; g += K) {
+              const std::uint64_t first = g >= s ? g - s : 0;
+              if (g + s < N) {
+                ++expected[g == 0 ? 0 : others_in(first, g - 1, k)];
+              } else {
+                ++expected[others_in(first, N - 1 - s, k) + flushed_before];
+              }
+            }
+            flushed_before += flushed[k];
+            for (const auto& [value, count] : r.staleness_per_worker[k].updates.buckets()) {
+              measured[value] = count;
+            }
+            CAPTURE(k);
+            CHECK(measured == expected);
+          }
+        }
+      }
+    }
+  }
+}

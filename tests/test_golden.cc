@@ -113,6 +113,9 @@ const std::vector<Case> kCases = {
      kSparse + " --policy serial --schedule fixed:16 --batch-reduce sum --epochs 2 --step 0.5"},
     {"logistic_simulate_batch_delay", kSparse + " --simulate 4 --schedule fixed:8 --delay const:2 "
                                                 "--staleness-sample 1 --epochs 2 --step 0.5"},
+    {"logistic_simulate_global_delay",
+     kSparse + " --simulate 8 --delay uniform:16 --delay-unit global --staleness-sample 1 "
+               "--epochs 2 --step 0.5"},
     {"logistic_virtual_time_ssp",
      kSparse + " --simulate 8 --clock virtual --sample-cost 700ns --schedule time:6us "
                "--worker-speed 0.25,1,0.5 --straggler shifted-exp:100ns:300ns --pause 0.01:20us "
@@ -133,6 +136,9 @@ const std::vector<Case> kCases = {
     {"mlp_momentum_simulate",
      kIdx + " --model mlp --hidden 8,4 --optimizer momentum --simulate 4 --delay const:3 "
             "--staleness-sample 1 --coherence-sample 0.2 --epochs 2 --step 0.019999999999999997"},
+    {"mlp_simulate_global_delay",
+     kIdx + " --model mlp --hidden 8 --optimizer adam --simulate 4 --delay const:6 "
+            "--delay-unit global --staleness-sample 1 --epochs 2 --step 0.001"},
     {"mlp_virtual_time_straggler",
      kIdx + " --model mlp --hidden 8 --optimizer sgd --simulate 4 --clock virtual --batch 4 "
             "--worker-speed 0.5 --staleness-sample 1 --epochs 2 --step 0.2"},

@@ -231,6 +231,10 @@ const TrainOption kTable[] = {
    "geometric:P[:CAP] (P(d=k) = P(1-P)^k), trace:FILE (one delay per line, cyclic); a delay d "
    "applies an update after d more of its worker's own steps", arg<&A::delay>,
    [](A& a, TC& c) { c.delay = hogwild::DelaySpec::parse(a.delay); }},
+  {"--delay-unit", "delay_unit", 0, "what a --delay counts: own (the worker's own steps) or "
+   "global (every worker's steps, as Dai et al. count staleness; --simulate only)",
+   arg<&A::delay_unit>,
+   [](A& a, TC& c) { c.global_delay = !either("--delay-unit", a.delay_unit, "own", "global"); }},
   {"--staleness-sample", "staleness_sample", kFree, "fraction of updates whose staleness is "
    "measured (1 = all, 0 = off)", cfg<&TC::staleness_sample>},
   {"--coherence-sample", "coherence_sample", kFree, "fraction of steps whose gradient coherence "

@@ -76,6 +76,9 @@ struct TrainConfig {
   /// --patience count its loss instead of the training loss; 0 = none, at most 0.5.
   double validation_fraction = 0;
   DelaySpec delay;                 ///< --delay: injected delay distribution (none by default)
+  /// --delay-unit global: a delay counts the updates (steps) of all workers, as Dai et al.
+  /// count it, instead of the worker's own; simulation only (one thread keeps the count).
+  bool global_delay = false;
   double staleness_sample = 0.01;  ///< --staleness-sample: fraction of updates measured, 0 = off
   double coherence_sample = 0.01;  ///< --coherence-sample: fraction of steps measured, 0 = off
   int coherence_lag = 1;           ///< --coherence-lag: compare with the gradient s steps back

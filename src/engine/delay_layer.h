@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/delay_line.h"
+#include "engine/global_steps.h"
 #include "engine/samplers.h"
 #include "hogwild/delay.h"
 
@@ -27,6 +28,14 @@ class DelayLayer {
     if (spec.kind != DelaySpec::Kind::kNone) sampler_.emplace(spec, seed);
   }
 
+  /// Counts delays in the steps of `global` (every worker of one simulation shares it) for
+  /// worker `worker`: hold() notes its updates there, and the caller releases them when
+  /// `global` ends their step (release_at), instead of end_step().
+  void count_globally(GlobalSteps* global, int worker) {
+    global_ = global;
+    worker_ = worker;
+  }
+
   /// Delays are injected.
   bool on() const { return sampler_.has_value(); }
   /// Slots there are: a caller's payload storage indexed by slot needs this many.
@@ -36,7 +45,15 @@ class DelayLayer {
   std::uint32_t hold(const Entry& entry, std::vector<std::uint64_t>& injected) {
     const std::uint32_t d = sampler_->next();
     ++injected[d];
-    return line_.push(step_ + d, entry);
+    if (!global_) return line_.push(step_ + d, entry);
+    line_.advance(global_->now());
+    global_->note(global_->now() + d, worker_);
+    return line_.push(global_->now() + d, entry);
+  }
+  /// Global steps: applies, by apply(entry, slot), what is due at the step `global` ends now.
+  template <class Apply>
+  void release_at_global_step(Apply&& apply) {
+    line_.release(global_->now(), apply);
   }
   /// Ends the current step: applies, by apply(entry, slot), what is due at it.
   template <class Apply>
@@ -54,6 +71,8 @@ class DelayLayer {
   std::optional<DelaySampler> sampler_;
   DelayLine<Entry> line_;
   std::uint64_t step_ = 0;
+  GlobalSteps* global_ = nullptr;
+  int worker_ = 0;
 };
 
 }  // namespace hogwild::detail

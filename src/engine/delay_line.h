@@ -2,6 +2,7 @@
 
 // The delay layer's per-worker store of held-back updates: a ring of buckets.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -75,6 +76,19 @@ class DelayLine {
       }
       drain(buckets_[next_ % buckets_.size()], apply);
       ++next_;
+    }
+  }
+
+  /// Moves past the steps before `step`, at which nothing is due (a line whose steps are
+  /// another clock's, released only at steps it holds entries for).
+  void advance(std::uint64_t step) {
+    if (size_ == 0) {
+      next_ = std::max(next_, step);
+      return;
+    }
+    for (; next_ < step; ++next_) {
+      const Bucket& bucket = buckets_[next_ % buckets_.size()];
+      if (bucket.head != kNone) throw std::logic_error("DelayLine::advance: an entry was due");
     }
   }
 

@@ -231,8 +231,10 @@ template <class P, class Loss, bool kRegularised>
 class Engine {
  public:
   Engine(ParamStore& store, const Dataset& data, const float* y, const float* shrink,
-         const TrainConfig& config)
-      : store_(store),
+         const TrainConfig& config, std::span<WorkerState> states, detail::GlobalSteps* global)
+      : states_(states),
+        global_(global),
+        store_(store),
         data_(data),
         y_(y),
         shrink_(shrink),
@@ -691,8 +693,17 @@ class Engine {
     });
   }
 
-  // Ends the worker's step: applies the updates due at it.
+  // Ends the worker's step: applies the updates due at it; with delays in global steps, every
+  // worker's updates due at the global step it ends.
   void release_due(WorkerState& s) {
+    if (global_) {
+      global_->end_step([&](int worker) {
+        WorkerState& holder = states_[static_cast<std::size_t>(worker)];
+        holder.delay.release_at_global_step(
+            [&](const Pending& u, std::uint32_t slot) { apply_pending(holder, u, slot); });
+      });
+      return;
+    }
     s.delay.end_step([&](const Pending& u, std::uint32_t slot) { apply_pending(s, u, slot); });
   }
 
@@ -730,6 +741,8 @@ class Engine {
                                 sign * sparse_cosine(data_.row(r), data_.row(s.saved_row)));
   }
 
+  std::span<WorkerState> states_;  // every worker's, for delays in global steps
+  detail::GlobalSteps* global_;    // --delay-unit global; null otherwise
   ParamStore& store_;
   const Dataset& data_;
   const float* y_;
@@ -761,6 +774,7 @@ struct LinearRun {
   std::vector<float> shrink;     // the epoch's 1 / (1 + eta l2 n / count[j])
   std::vector<WorkerState>& states;
   tbb::task_arena& arena;
+  std::optional<detail::GlobalSteps> global_steps;  // --delay-unit global
 };
 
 // The linear kernel: the Engine's loops behind the driver's interface, for one policy, loss and
@@ -771,7 +785,8 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
  public:
   explicit LinearKernel(LinearRun& run)
       : run_(run),
-        engine_(run.store, run.train_data, run.y_train.data(), run.shrink.data(), run.config) {}
+        engine_(run.store, run.train_data, run.y_train.data(), run.shrink.data(), run.config,
+                run.states, run.global_steps ? &*run.global_steps : nullptr) {}
 
   void begin_epoch(int epoch) override {
     eta_ = step_of(epoch, false);
@@ -791,8 +806,6 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
                  std::size_t len) override {
     engine_.run_range(state(worker), rows, first, last, len);
   }
-  // Lockstep simulation closes a virtual worker's open minibatch with the others', at the end
-  // of the segment.
   // In virtual time a worker's open minibatch is written when its share ends, at its own
   // time, not when the last worker's ends (rounds keep the order their reports record).
   void part_done(int worker) override {
@@ -916,7 +929,13 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   }
   tbb::task_arena arena(config.threads);
   LinearRun run{config, store, train_data, test_data, std::move(y_train), std::move(y_test),
-                {},     {},    states,     arena};
+                {},     {},    states,     arena,     std::nullopt};
+  if (config.global_delay && config.delay.kind != DelaySpec::Kind::kNone) {
+    run.global_steps.emplace(config.delay.max_delay());
+    for (int w = 0; w < workers; ++w) {
+      states[static_cast<std::size_t>(w)].delay.count_globally(&*run.global_steps, w);
+    }
+  }
   if (*config.l2 > 0) {
     const auto counts = feature_counts(train_data);
     run.reg_scale.assign(dim, 0.0f);

@@ -74,6 +74,11 @@ void validate_measurement(const TrainConfig& c) {
     fail("threads", "1 (or 0) with --simulate, which steps its virtual workers in one thread",
          c.threads);
   }
+  if (c.global_delay && c.simulate == 0) {
+    throw InputError(
+        "--delay-unit: expected own without --simulate (a count of every worker's steps needs "
+        "the workers on one thread), found global");
+  }
   if (c.virtual_time && c.simulate == 0) {
     throw InputError(
         "--clock: expected rounds without --simulate (virtual time is a simulation of "

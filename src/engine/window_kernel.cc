@@ -183,7 +183,28 @@ struct EpochContext {
   int workers;        // real or virtual: the step count of an update interleaves theirs
   bool timed;         // time windows
   bool virtual_time;  // --clock virtual: one sample per chunk, so every sample has its time
+  std::span<const std::unique_ptr<WorkerState>> all_workers;  // for delays in global steps
+  detail::GlobalSteps* global;                                // --delay-unit global, or null
 };
+
+// Ends the worker's step: applies the updates due at it; with delays in global steps, every
+// worker's updates due at the global step it ends.
+template <class P>
+void end_delay_step(const EpochContext& c, WorkerState& ws) {
+  const auto apply_for = [&](WorkerState& holder) {
+    return [&](const WorkerState::Pending& u, std::uint32_t slot) {
+      apply_pending<P>(c.config, c.store, c.state, holder, u, slot);
+    };
+  };
+  if (c.global) {
+    c.global->end_step([&](int worker) {
+      WorkerState& holder = *c.all_workers[static_cast<std::size_t>(worker)];
+      holder.delay.release_at_global_step(apply_for(holder));
+    });
+  } else {
+    ws.delay.end_step(apply_for(ws));
+  }
+}
 
 // Time windows read the clock once per chunk. Each chunk is sized to take half the time left
 // in the window, at the window's time per sample so far (the previous window's for its first
@@ -374,9 +395,7 @@ void close_window(const EpochContext& c, WorkerState& ws) {
       if (slot_i.size() < idx.size()) slot_i.resize(ws.idx.size());
       std::copy(idx.begin(), idx.end(), slot_i.begin());
     }
-    ws.delay.end_step([&](const WorkerState::Pending& u, std::uint32_t due_slot) {
-      apply_pending<P>(config, store, state, ws, u, due_slot);
-    });
+    end_delay_step<P>(c, ws);
   }
   if (width > 0) {
     for (std::size_t s = 0; s < ws.rows_in; ++s) ws.slot[ws.unique[s]] = -1;
@@ -478,6 +497,7 @@ struct ModelRun {
   std::vector<std::unique_ptr<WorkerState>> workers;
   std::vector<detail::AppliedCounter> counters;
   tbb::task_arena arena;
+  std::optional<detail::GlobalSteps> global_steps{};  // --delay-unit global
 };
 
 // The model kernel: windows over a Model, for one policy chosen once; on cache lines of its own,
@@ -531,11 +551,12 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   WorkerState& state(int worker) { return *run_.workers[static_cast<std::size_t>(worker)]; }
   EpochContext context() {
     const bool timed = run_.config.schedule->kind == ScheduleSpec::Kind::kTime;
-    return {run_.config, run_.model,
-            run_.train,  run_.store,
-            run_.state,  stop_,
-            epoch_,      run_.config.workers(),
-            timed,       run_.config.virtual_time};
+    return {run_.config,  run_.model,
+            run_.train,   run_.store,
+            run_.state,   stop_,
+            epoch_,       run_.config.workers(),
+            timed,        run_.config.virtual_time,
+            run_.workers, run_.global_steps ? &*run_.global_steps : nullptr};
   }
   Evaluation evaluated(const Examples& data) {
     const float* w = run_.store.data();  // workers have joined: plain reads are safe
@@ -642,6 +663,12 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
     workers.push_back(std::move(ws));
   }
 
+  if (config.global_delay && config.delay.kind != DelaySpec::Kind::kNone) {
+    run.global_steps.emplace(config.delay.max_delay());
+    for (int w = 0; w < worker_count; ++w) {
+      workers[static_cast<std::size_t>(w)]->delay.count_globally(&*run.global_steps, w);
+    }
+  }
   if (resume) {
     // Each worker's update count continues (Adam's bias correction counts updates); with a
     // different number of workers the total is shared out evenly.

@@ -35,7 +35,7 @@ ordered_json calibration_json(const StepCalibration& c) {
           {"seconds", c.seconds}};
 }
 
-// Virtual time and bounded staleness, only when on: reports and checkpoints of runs without
+// Virtual time, bounded staleness and global delay steps, only when on: reports and checkpoints of runs without
 // them read as before.
 void add_simulation_config(ordered_json& json, const TrainConfig& c) {
   if (c.virtual_time) {
@@ -43,6 +43,7 @@ void add_simulation_config(ordered_json& json, const TrainConfig& c) {
     json["sample_cost"] = fmt::format("{}ns", c.sample_cost_ns);
   }
   if (c.bounded_staleness >= 0) json["bounded_staleness"] = c.bounded_staleness;
+  if (c.global_delay) json["delay_unit"] = "global";
 }
 
 // The config of linear runs.
