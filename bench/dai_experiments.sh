@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Dai et al. (2018) in simulation mode: 8 virtual workers, injected staleness 0/4/8/16 with
 # uniform (0..2s, mean s) and geometric (mean s) delays, five optimisers, three models.
-# Reports go to OUT (default data/generated/dai), figures to docs/figures/dai-*.
+# Delays count each worker's own steps, or with UNIT=global every worker's steps, as the paper
+# counts them (--delay-unit global). Reports go to OUT (default data/generated/dai, or
+# data/generated/dai-global), figures beside them.
 #   bench/dai_experiments.sh [softmax|mlp|mf]...     (default: all three)
+#   UNIT=global bench/dai_experiments.sh softmax mf
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hogwild=${HOGWILD:-build/release/hogwild}
-out=${OUT:-data/generated/dai}
+unit=${UNIT:-own}
+out=${OUT:-data/generated/dai$([[ $unit == own ]] || echo "-$unit")}
 limit=${LIMIT:-10000}
 F=/usr/share/datasets/fashion-mnist
 delays=none,uniform:8,uniform:16,uniform:32,geometric:0.2,geometric:0.111,geometric:0.0588
@@ -14,7 +18,8 @@ optimizers=sgd,momentum,adagrad,rmsprop,adam
 models=("$@")
 ((${#models[@]})) || models=(softmax mlp mf)
 mkdir -p "$out"
-common=(--simulate 8 --policy serial --staleness-sample 0.05 --coherence-sample 0.05 --seed 1)
+common=(--simulate 8 --policy serial --delay-unit "$unit" --staleness-sample 0.05
+        --coherence-sample 0.05 --seed 1)
 for m in "${models[@]}"; do
   case $m in
     softmax)
