@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "hogwild/error.h"
 #include "hogwild/generator.h"
 #include "hogwild/report.h"
 #include "hogwild/schedule.h"
@@ -207,4 +208,23 @@ TEST_CASE("dynamic sharding in virtual time: workers claim samples in proportion
     CHECK(synchronous.workers[0].bound_waits > 0);
     CHECK(*synchronous.epochs.back().virtual_seconds > *r.epochs.back().virtual_seconds);
   }
+}
+
+TEST_CASE("a measured sample cost is the model's own time per sample, and virtual time uses it") {
+  const auto p = problem(4000);
+  TrainConfig c = simulated(4, LinearModel{});
+  c.epochs = 1;
+  c.measure_sample_cost = true;
+  const Report r = train(c, p.train, nullptr);
+  CHECK(r.config.measure_sample_cost);
+  CHECK(r.config.sample_cost_ns >= 1);
+  // Equal workers, 1000 samples each at the measured cost.
+  CHECK(*r.epochs.back().virtual_seconds ==
+        doctest::Approx(1000.0 * static_cast<double>(r.config.sample_cost_ns) * 1e-9));
+  const auto json = nlohmann::json::parse(to_json(r));
+  CHECK(json["config"]["sample_cost"].get<std::string>().ends_with("ns (measured)"));
+  TrainConfig threads;
+  threads.measure_sample_cost = true;
+  CHECK_THROWS_WITH_AS(train(threads, p.train, nullptr),
+                       "--sample-cost: expected measured only with --clock virtual", InputError);
 }

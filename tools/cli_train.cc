@@ -127,8 +127,9 @@ void print_summary(const hogwild::Report& report) {
   }
   if (!report.epochs.empty() && report.epochs.back().virtual_seconds) {
     const double seconds = *report.epochs.back().virtual_seconds;
-    fmt::print("virtual time: {:.6g} s ({} samples/s of virtual time, a sample costing {} ns)\n",
-               seconds, human_rate(seconds > 0 ? report.samples / seconds : 0.0), c.sample_cost_ns);
+    fmt::print("virtual time: {:.6g} s ({} samples/s of virtual time, a sample costing {} ns{})\n",
+               seconds, human_rate(seconds > 0 ? report.samples / seconds : 0.0), c.sample_cost_ns,
+               c.measure_sample_cost ? ", measured" : "");
   }
   if (c.bounded_staleness >= 0) {
     std::uint64_t waits = 0;

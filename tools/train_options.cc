@@ -249,10 +249,19 @@ const TrainOption kTable[] = {
    "is earliest takes its next sample; samples cost --sample-cost, the speed model and time "
    "windows act in virtual time, and reports give virtual_seconds)", arg<&A::clock>,
    [](A& a, TC& c) { c.virtual_time = !either("--clock", a.clock, "rounds", "virtual"); }},
-  {"--sample-cost", "sample_cost", 0, "--clock virtual: the virtual compute time of one sample "
-   "(e.g. 800ns, 2us); --worker-speed divides it, --straggler and --pause add to it",
+  {"--sample-cost", "sample_cost", kFree, "--clock virtual: the virtual compute time of one sample "
+   "(e.g. 800ns, 2us), or measured: the model's own time per sample on this machine, from three "
+   "serial epochs over up to 20,000 examples before training; --worker-speed divides it, "
+   "--straggler and --pause add to it",
    arg<&A::sample_cost>, [](A& a, TC& c) {
-     c.sample_cost_ns = hogwild::parse_duration_ns(a.sample_cost, "--sample-cost");
+     if (a.given("--sample-cost") && !c.virtual_time) {
+       throw InputError("--sample-cost: expected only with --clock virtual, found " +
+                        a.sample_cost);
+     }
+     c.measure_sample_cost = a.sample_cost == "measured";
+     if (!c.measure_sample_cost) {
+       c.sample_cost_ns = hogwild::parse_duration_ns(a.sample_cost, "--sample-cost");
+     }
    }},
   {"--bounded-staleness", "bounded_staleness", 0, "stale synchronous parallel: a worker does not "
    "start its update c+S+1 before every worker has applied its update c (0 = bulk-synchronous, "

@@ -75,7 +75,7 @@ struct TrainConfig {
   /// choice), train on the rest, evaluate the held-out part after every epoch and let
   /// --patience count its loss instead of the training loss; 0 = none, at most 0.5.
   double validation_fraction = 0;
-  DelaySpec delay;                 ///< --delay: injected delay distribution (none by default)
+  DelaySpec delay;  ///< --delay: injected delay distribution (none by default)
   /// --delay-unit global: a delay counts the updates (steps) of all workers, as Dai et al.
   /// count it, instead of the worker's own; simulation only (one thread keeps the count).
   bool global_delay = false;
@@ -89,6 +89,9 @@ struct TrainConfig {
   /// the workers take turns, one sample or minibatch each.
   bool virtual_time = false;
   std::int64_t sample_cost_ns = 1000;  ///< --sample-cost: a sample's virtual compute time
+  /// --sample-cost measured: train() sets sample_cost_ns to the model's time per sample on this
+  /// machine before training (a run is then reproducible on this machine only).
+  bool measure_sample_cost = false;
   /// --bounded-staleness S (stale synchronous parallel, Ho et al. 2013): a worker does not
   /// start its update c + S + 1 before every worker has applied its update c; -1 = off,
   /// 0 = bulk-synchronous. Threads wait on a per-worker count; simulation exactly.

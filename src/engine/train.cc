@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "engine/rng.h"
+#include "engine/sample_cost.h"
 #include "engine/step_calibration.h"
 #include "engine/subsets.h"
 #include "engine/trainers.h"
@@ -178,6 +179,13 @@ Checkpoint checkpoint_for(const TrainConfig& config, const Ratings& train, const
 
 Report train(const TrainConfig& config, const Dataset& train_data, const Dataset* test_data,
              const Callbacks& callbacks, const TrainState* resume) {
+  if (config.measure_sample_cost) {
+    config.validate();  // before the measurement trains
+    Report report = train(detail::with_measured_sample_cost(config, train_data), train_data,
+                          test_data, callbacks, resume);
+    report.config.measure_sample_cost = true;
+    return report;
+  }
   if (config.validation_fraction > 0) {
     return train_holding_out(config, train_data, test_data, callbacks, resume);
   }
@@ -199,6 +207,13 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
 
 Report train(const TrainConfig& config, const DenseDataset& train_data,
              const DenseDataset* test_data, const Callbacks& callbacks, const TrainState* resume) {
+  if (config.measure_sample_cost) {
+    config.validate();  // before the measurement trains
+    Report report = train(detail::with_measured_sample_cost(config, train_data), train_data,
+                          test_data, callbacks, resume);
+    report.config.measure_sample_cost = true;
+    return report;
+  }
   if (config.validation_fraction > 0) {
     return train_holding_out(config, train_data, test_data, callbacks, resume);
   }
@@ -222,6 +237,13 @@ Report train(const TrainConfig& config, const DenseDataset& train_data,
 
 Report train(const TrainConfig& config, const Ratings& train_data, const Ratings* test_data,
              const Callbacks& callbacks, const TrainState* resume) {
+  if (config.measure_sample_cost) {
+    config.validate();  // before the measurement trains
+    Report report = train(detail::with_measured_sample_cost(config, train_data), train_data,
+                          test_data, callbacks, resume);
+    report.config.measure_sample_cost = true;
+    return report;
+  }
   if (config.validation_fraction > 0) {
     return train_holding_out(config, train_data, test_data, callbacks, resume);
   }

@@ -84,6 +84,9 @@ void validate_measurement(const TrainConfig& c) {
         "--clock: expected rounds without --simulate (virtual time is a simulation of "
         "--simulate K workers), found virtual");
   }
+  if (c.measure_sample_cost && !c.virtual_time) {
+    throw InputError("--sample-cost: expected measured only with --clock virtual");
+  }
   // At most 1000 s a sample: a virtual epoch of 2^32 samples then stays within 2^63 ns.
   if (c.sample_cost_ns < 1 || c.sample_cost_ns > std::int64_t{1000} * 1000 * 1000 * 1000) {
     fail("sample-cost", "a duration in [1ns, 1000s]", fmt::format("{}ns", c.sample_cost_ns));

@@ -35,12 +35,13 @@ ordered_json calibration_json(const StepCalibration& c) {
           {"seconds", c.seconds}};
 }
 
-// Virtual time, bounded staleness and global delay steps, only when on: reports and checkpoints of runs without
-// them read as before.
+// Virtual time, bounded staleness and global delay steps, only when on: reports and checkpoints of
+// runs without them read as before.
 void add_simulation_config(ordered_json& json, const TrainConfig& c) {
   if (c.virtual_time) {
     json["clock"] = "virtual";
-    json["sample_cost"] = fmt::format("{}ns", c.sample_cost_ns);
+    json["sample_cost"] =
+        fmt::format("{}ns{}", c.sample_cost_ns, c.measure_sample_cost ? " (measured)" : "");
   }
   if (c.bounded_staleness >= 0) json["bounded_staleness"] = c.bounded_staleness;
   if (c.global_delay) json["delay_unit"] = "global";
