@@ -35,3 +35,6 @@ for speeds in equal mixed; do
     done
   done
 done
+if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+  /usr/bin/python3 bench/plot_workers.py "$out" "$target" "$out/workers-staleness.png" >/dev/null
+fi
