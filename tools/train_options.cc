@@ -276,7 +276,8 @@ const TrainOption kTable[] = {
   {"--max-batch", "max_batch", 0, "a time window also closes after this many samples",
    arg<&A::max_batch>},
   {"--worker-speed", "worker_speed", 0, "relative speed of each worker in (0, 1], e.g. 1,0.25: "
-   "slower workers busy-wait (1/speed - 1) x their compute time after each sample",
+   "slower workers busy-wait (1/speed - 1) x their compute time after each sample (in virtual "
+   "time: fewer speeds than workers leave the rest at 1)",
    arg<&A::worker_speed>,
    [](A& a, TC& c) { if (!a.worker_speed.empty()) c.speed.parse_speeds(a.worker_speed); }},
   {"--straggler", "straggler", 0, "shifted-exp:SHIFT:MEAN: every sample costs SHIFT plus an "
