@@ -36,11 +36,13 @@ void strip_timings(Json& j) {
   }
 }
 
-/// Seeded RCV1-like data: `rows` training rows of `nnz` nonzeros over `features` features.
+/// Seeded RCV1-like data: `rows` training rows of `nnz` nonzeros over `features` features,
+/// and `test_rows` test rows from the same distribution.
 inline SparseProblem sparse_problem(std::size_t rows, std::size_t features, std::size_t nnz,
-                                    std::uint64_t seed) {
+                                    std::uint64_t seed, std::size_t test_rows = 0) {
   SparseGeneratorConfig c;
   c.rows = rows;
+  c.test_rows = test_rows;
   c.features = features;
   c.nnz_per_row = nnz;
   c.seed = seed;

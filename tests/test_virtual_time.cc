@@ -18,15 +18,7 @@ using namespace hogwild;
 namespace {
 
 // Seeded data with a planted hyperplane, and a test set from the same distribution.
-SparseProblem problem(std::size_t rows) {
-  SparseGeneratorConfig c;
-  c.rows = rows;
-  c.test_rows = 1000;
-  c.features = 400;
-  c.nnz_per_row = 12;
-  c.seed = 5;
-  return generate_sparse(c);
-}
+SparseProblem problem(std::size_t rows) { return test::sparse_problem(rows, 400, 12, 5, 1000); }
 
 // The report as JSON without wall-clock times, and without the keys that name the clock.
 nlohmann::json comparable(const Report& report) {

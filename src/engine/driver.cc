@@ -314,26 +314,26 @@ class Driver {
     if (bound_) bound_->publish(worker, kernel_.applied_by(worker));
   }
 
-  // Virtual time: the latest worker's clock, in seconds.
-  double virtual_seconds() const {
+  // Virtual time: the latest worker's clock, in nanoseconds and in seconds.
+  std::int64_t latest_clock_ns() const {
     std::int64_t latest = 0;
     for (WorkerClock* clock : hooks_.clocks) latest = std::max(latest, clock->now_ns());
-    return static_cast<double>(latest) * 1e-9;
+    return latest;
   }
+  double virtual_seconds() const { return static_cast<double>(latest_clock_ns()) * 1e-9; }
 
   // Simulation in virtual time: a discrete-event loop on this thread. The worker whose clock
-  // is earliest (the lower worker on a tie) takes its next position (of its slice, or of the
-  // chunk it claimed under dynamic sharding), which moves its clock by the sample's cost and
-  // what the speed model adds; the order of reads and writes, and so
-  // the staleness, follows from the clocks. Workers start each segment together, at the
+  // is earliest (the lower worker on a tie) takes its next position (of its slice, or the
+  // epoch's next under dynamic sharding), which moves its clock by the sample's cost and what
+  // the speed model adds; the order of reads and writes, and so the staleness, follows from
+  // the clocks. Workers start each segment together, at the
   // latest clock. Under --bounded-staleness a worker S updates ahead of the slowest unfinished
   // worker is set aside until that worker applies an update, and resumes at that worker's
   // time: the wait is virtual time.
   void simulate_in_virtual_time(const EpochPlan& plan, int segment, bool last_segment) {
     const auto& clocks = hooks_.clocks;
     const auto workers = static_cast<std::size_t>(config_.workers);
-    std::int64_t start = 0;
-    for (WorkerClock* clock : clocks) start = std::max(start, clock->now_ns());
+    const std::int64_t start = latest_clock_ns();
     using Event = std::pair<std::int64_t, int>;  // (time, worker)
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
     // Static sharding: each worker's share of its slice. Dynamic: the whole order, one sample
@@ -345,6 +345,8 @@ class Driver {
     std::size_t cursor = plan.part(n, segment);
     const std::size_t last = plan.part(n, segment + 1);
     std::vector<std::size_t> next(workers), end(workers);
+    // Each worker's sequence of positions: its slice, or the whole order (dynamic).
+    std::vector<std::span<const std::uint32_t>> rows(workers, plan.order());
     const auto claim = [&](std::size_t w) {
       next[w] = cursor;
       end[w] = cursor = std::min(last, cursor + 1);
@@ -354,7 +356,8 @@ class Driver {
     for (int k = 0; k < config_.workers; ++k) {
       const auto w = static_cast<std::size_t>(k);
       clocks[w]->wait_until(start);
-      const std::size_t len = plan.slice(k).size();
+      if (!dynamic) rows[w] = plan.slice(k);
+      const std::size_t len = rows[w].size();
       next[w] = plan.part(len, segment);
       end[w] = plan.part(len, segment + 1);
       if (dynamic ? claim(w) : next[w] < end[w]) {
@@ -370,8 +373,7 @@ class Driver {
       const auto w = static_cast<std::size_t>(k);
       events.pop();
       if (bound.holds_back(k)) continue;
-      const auto rows = dynamic ? plan.order() : plan.slice(k);
-      kernel_.run_range(k, rows.data(), next[w], next[w] + 1, rows.size());
+      kernel_.run_range(k, rows[w].data(), next[w], next[w] + 1, rows[w].size());
       if (++next[w] == end[w] && !(dynamic && claim(w))) {
         kernel_.part_done(k);
         active[w] = false;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -135,6 +136,29 @@ Report train_holding_out(const TrainConfig& config, const Data& train_data, cons
   return report;
 }
 
+// What a run does before it trains as configured, each stage then training through train():
+// measuring the sample cost (--sample-cost measured), holding out examples
+// (--validation-fraction), calibrating the step (--step auto). None: the run trains as it is.
+template <class Data>
+std::optional<Report> train_in_stages(const TrainConfig& config, const Data& train_data,
+                                      const Data* test_data, const Callbacks& callbacks,
+                                      const TrainState* resume) {
+  if (config.measure_sample_cost) {
+    config.validate();  // before the measurement trains
+    Report report = train(detail::with_measured_sample_cost(config, train_data), train_data,
+                          test_data, callbacks, resume);
+    report.config.measure_sample_cost = true;
+    return report;
+  }
+  if (config.validation_fraction > 0) {
+    return train_holding_out(config, train_data, test_data, callbacks, resume);
+  }
+  if (config.optimizer.auto_step) {
+    return detail::train_with_step_calibration(config, train_data, test_data, callbacks, resume);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Checkpoint checkpoint_for(const TrainConfig& config, const Dataset& train, const Dataset*) {
@@ -179,18 +203,8 @@ Checkpoint checkpoint_for(const TrainConfig& config, const Ratings& train, const
 
 Report train(const TrainConfig& config, const Dataset& train_data, const Dataset* test_data,
              const Callbacks& callbacks, const TrainState* resume) {
-  if (config.measure_sample_cost) {
-    config.validate();  // before the measurement trains
-    Report report = train(detail::with_measured_sample_cost(config, train_data), train_data,
-                          test_data, callbacks, resume);
-    report.config.measure_sample_cost = true;
-    return report;
-  }
-  if (config.validation_fraction > 0) {
-    return train_holding_out(config, train_data, test_data, callbacks, resume);
-  }
-  if (config.optimizer.auto_step) {
-    return detail::train_with_step_calibration(config, train_data, test_data, callbacks, resume);
+  if (auto staged = train_in_stages(config, train_data, test_data, callbacks, resume)) {
+    return std::move(*staged);
   }
   config.validate();
   config.check_format("libsvm");
@@ -207,18 +221,8 @@ Report train(const TrainConfig& config, const Dataset& train_data, const Dataset
 
 Report train(const TrainConfig& config, const DenseDataset& train_data,
              const DenseDataset* test_data, const Callbacks& callbacks, const TrainState* resume) {
-  if (config.measure_sample_cost) {
-    config.validate();  // before the measurement trains
-    Report report = train(detail::with_measured_sample_cost(config, train_data), train_data,
-                          test_data, callbacks, resume);
-    report.config.measure_sample_cost = true;
-    return report;
-  }
-  if (config.validation_fraction > 0) {
-    return train_holding_out(config, train_data, test_data, callbacks, resume);
-  }
-  if (config.optimizer.auto_step) {
-    return detail::train_with_step_calibration(config, train_data, test_data, callbacks, resume);
+  if (auto staged = train_in_stages(config, train_data, test_data, callbacks, resume)) {
+    return std::move(*staged);
   }
   config.validate();
   config.check_format("idx");
@@ -237,18 +241,8 @@ Report train(const TrainConfig& config, const DenseDataset& train_data,
 
 Report train(const TrainConfig& config, const Ratings& train_data, const Ratings* test_data,
              const Callbacks& callbacks, const TrainState* resume) {
-  if (config.measure_sample_cost) {
-    config.validate();  // before the measurement trains
-    Report report = train(detail::with_measured_sample_cost(config, train_data), train_data,
-                          test_data, callbacks, resume);
-    report.config.measure_sample_cost = true;
-    return report;
-  }
-  if (config.validation_fraction > 0) {
-    return train_holding_out(config, train_data, test_data, callbacks, resume);
-  }
-  if (config.optimizer.auto_step) {
-    return detail::train_with_step_calibration(config, train_data, test_data, callbacks, resume);
+  if (auto staged = train_in_stages(config, train_data, test_data, callbacks, resume)) {
+    return std::move(*staged);
   }
   config.validate();
   config.check_format("ratings");
