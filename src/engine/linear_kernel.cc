@@ -232,9 +232,7 @@ class Engine {
  public:
   Engine(ParamStore& store, const Dataset& data, const float* y, const float* shrink,
          const TrainConfig& config, std::span<WorkerState> states, detail::GlobalSteps* global)
-      : states_(states),
-        global_(global),
-        store_(store),
+      : store_(store),
         data_(data),
         y_(y),
         shrink_(shrink),
@@ -249,7 +247,9 @@ class Engine {
         clocked_(config.virtual_time),
         // Simulation steps each virtual worker one sample per round.
         per_sample_(delayed_ || batched_ || slow_ || config.simulate > 0),
-        merge_every_(static_cast<std::uint64_t>(config.replicate)) {}
+        merge_every_(static_cast<std::uint64_t>(config.replicate)),
+        states_(states),
+        global_(global) {}
 
   // The epoch's step size and first coherence window.
   void begin_epoch(float eta, int epoch) {
@@ -741,8 +741,6 @@ class Engine {
                                 sign * sparse_cosine(data_.row(r), data_.row(s.saved_row)));
   }
 
-  std::span<WorkerState> states_;  // every worker's, for delays in global steps
-  detail::GlobalSteps* global_;    // --delay-unit global; null otherwise
   ParamStore& store_;
   const Dataset& data_;
   const float* y_;
@@ -760,6 +758,9 @@ class Engine {
   bool clocked_;  // virtual time: every sample moves the worker's clock
   bool per_sample_;
   std::uint64_t merge_every_;  // samples between replica merges; 0: no replicas
+  // Last: the per-sample loops read the fields above, at the offsets they had without these.
+  std::span<WorkerState> states_;  // every worker's, for delays in global steps
+  detail::GlobalSteps* global_;    // --delay-unit global; null otherwise
 };
 
 // Everything a linear run's kernel works on, set up once by train().
