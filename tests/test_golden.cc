@@ -120,6 +120,10 @@ const std::vector<Case> kCases = {
      kSparse + " --simulate 8 --clock virtual --sample-cost 700ns --schedule time:6us "
                "--worker-speed 0.25,1,0.5 --straggler shifted-exp:100ns:300ns --pause 0.01:20us "
                "--bounded-staleness 2 --staleness-sample 1 --epochs 2 --step 0.5"},
+    {"logistic_virtual_time_latency",
+     kSparse + " --simulate 16 --clock virtual --sample-cost 700ns --schedule fixed:4 "
+               "--read-latency 2us --write-latency 9us --straggler shifted-exp:100ns:300ns "
+               "--delay uniform:3 --delay-unit global --staleness-sample 1 --epochs 2 --step 0.5"},
     {"logistic_resume", kSparse + " --policy serial --epochs 2 --step 0.5 --checkpoint @lin.ckpt",
      kSparse + " --policy serial --epochs 4 --step 0.5 --checkpoint @lin.ckpt --resume @lin.ckpt"},
     {"softmax_libsvm_serial",
@@ -142,6 +146,10 @@ const std::vector<Case> kCases = {
     {"mlp_virtual_time_straggler",
      kIdx + " --model mlp --hidden 8 --optimizer sgd --simulate 4 --clock virtual --batch 4 "
             "--worker-speed 0.5 --staleness-sample 1 --epochs 2 --step 0.2"},
+    {"mlp_virtual_time_latency",
+     kIdx + " --model mlp --hidden 8 --optimizer adam --simulate 6 --clock virtual "
+            "--read-latency 1500ns --write-latency 4us --delay const:1 --schedule time:3us "
+            "--staleness-sample 1 --epochs 2 --step 0.01"},
     {"mlp_nesterov_clip",
      kIdx +
          " --model mlp --hidden 6 --optimizer nesterov --clip-norm 1 --step-schedule "

@@ -220,3 +220,84 @@ TEST_CASE("a measured sample cost is the model's own time per sample, and virtua
   CHECK_THROWS_WITH_AS(train(threads, p.train, nullptr),
                        "--sample-cost: expected measured only with --clock virtual", InputError);
 }
+
+TEST_CASE("write latency: updates land a fixed time after they are sent, for both kernels") {
+  // Equal workers step in lockstep at 0, c, 2c, ...; with a latency of j samples' cost, the
+  // update worker k sends at its m-th step lands after j more steps, behind the other
+  // workers' updates sent before it: it misses min(m, j - 1) steps of every other worker and
+  // the k updates sent with it by lower workers.
+  const auto p = problem(1200);
+  for (const ModelSpec& model : {ModelSpec{LinearModel{}}, ModelSpec{SoftmaxModel{}}}) {
+    for (const int workers : {2, 4, 8}) {
+      for (const std::int64_t j : {1, 2, 5}) {
+        CAPTURE(workers);
+        CAPTURE(j);
+        TrainConfig c = simulated(workers, model);
+        c.epochs = 1;
+        c.schedule = ScheduleSpec::parse("fixed:1");
+        c.write_latency_ns = j * c.sample_cost_ns;
+        const Report r = train(c, p.train, nullptr);
+        Histogram expected;
+        const auto k_max = static_cast<std::uint64_t>(workers);
+        for (std::uint64_t m = 0; m < 1200 / k_max; ++m) {
+          for (std::uint64_t k = 0; k < k_max; ++k) {
+            expected.record(std::min<std::uint64_t>(m, j - 1) * (k_max - 1) + k);
+          }
+        }
+        CHECK(r.staleness.updates.buckets() == expected.buckets());
+        // In time, every update is exactly the latency old when it lands.
+        CHECK(r.staleness.nanos.count() == 1200);
+        CHECK(r.staleness.nanos.mean() == static_cast<double>(j * c.sample_cost_ns));
+        CHECK(r.staleness.nanos.max() == static_cast<std::uint64_t>(j * c.sample_cost_ns));
+        CHECK(r.updates_applied == 1200);
+      }
+    }
+  }
+}
+
+TEST_CASE("read latency lengthens each worker's cycle and changes no order among equal workers") {
+  const auto p = problem(1200);
+  for (const ModelSpec& model : {ModelSpec{LinearModel{}}, ModelSpec{SoftmaxModel{}}}) {
+    for (const std::uint32_t batch : {1u, 4u}) {
+      CAPTURE(batch);
+      TrainConfig c = simulated(3, model);
+      c.schedule = ScheduleSpec::parse("fixed:" + std::to_string(batch));
+      const Report plain = train(c, p.train, &p.test);
+      c.read_latency_ns = 3000;
+      const Report slow = train(c, p.train, &p.test);
+      auto slow_json = comparable(slow);
+      slow_json["config"].erase("read_latency");
+      CHECK(slow_json == comparable(plain));
+      // Each worker's 400 samples per epoch: 400 / B updates of B x 1 us, each followed by
+      // 3 us waiting for the parameters.
+      const double per_epoch = (400.0 / batch) * (batch * 1e-6 + 3e-6);
+      CHECK(*slow.epochs.back().virtual_seconds == doctest::Approx(2 * per_epoch));
+    }
+  }
+}
+
+TEST_CASE("latency with delays, stragglers and time windows repeats bit for bit") {
+  const auto p = problem(2000);
+  for (const ModelSpec& model : {ModelSpec{LinearModel{}}, ModelSpec{SoftmaxModel{}}}) {
+    for (const bool global : {false, true}) {
+      CAPTURE(global);
+      TrainConfig c = simulated(12, model);
+      c.schedule = ScheduleSpec::parse("time:5us");
+      c.speed.parse_straggler("shifted-exp:200ns:1us");
+      c.delay = DelaySpec::parse("uniform:3");
+      c.global_delay = global;
+      c.read_latency_ns = 1500;
+      c.write_latency_ns = 7000;
+      c.evals_per_epoch = 3;
+      const Report a = train(c, p.train, &p.test);
+      const Report b = train(c, p.train, &p.test);
+      CHECK(comparable(a) == comparable(b));
+      CHECK(a.epochs.back().virtual_seconds == b.epochs.back().virtual_seconds);
+      // Every update computed lands, and none before the latency has passed.
+      CHECK(a.updates_applied == a.updates_computed);
+      CHECK(a.samples == 4000);
+      CHECK(a.staleness.nanos.count() == a.updates_applied);
+      CHECK(a.staleness.nanos.quantile(0) >= 7000 * 97 / 100);  // histogram buckets: within 3%
+    }
+  }
+}

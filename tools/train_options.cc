@@ -147,6 +147,11 @@ int parse_replicate(const std::string& text) {
       "--replicate: expected off, auto or a count of samples between merges, found '{}'", text));
 }
 
+// --read-latency, --write-latency: 0 (none) or a positive duration, in nanoseconds.
+std::int64_t parse_latency(const std::string& text, std::string_view option) {
+  return text == "0" ? 0 : hogwild::parse_duration_ns(text, option);
+}
+
 // --order: rows -> 0; blocks -> the default run length; blocks:B -> B.
 std::size_t parse_order(const std::string& text) {
   if (text == "rows") return 0;
@@ -262,6 +267,17 @@ const TrainOption kTable[] = {
      if (!c.measure_sample_cost) {
        c.sample_cost_ns = hogwild::parse_duration_ns(a.sample_cost, "--sample-cost");
      }
+   }},
+  {"--read-latency", "read_latency", 0, "--clock virtual: after sending each update a worker "
+   "waits this long (e.g. 5us) for the parameters its next update reads; 0 = none",
+   arg<&A::read_latency>, [](A& a, TC& c) {
+     c.read_latency_ns = parse_latency(a.read_latency, "--read-latency");
+   }},
+  {"--write-latency", "write_latency", 0, "--clock virtual: an update lands on the parameters "
+   "this long (e.g. 20us) after its worker sends it, while every worker goes on computing; it "
+   "counts towards the update's staleness; 0 = at once",
+   arg<&A::write_latency>, [](A& a, TC& c) {
+     c.write_latency_ns = parse_latency(a.write_latency, "--write-latency");
    }},
   {"--bounded-staleness", "bounded_staleness", 0, "stale synchronous parallel: a worker does not "
    "start its update c+S+1 before every worker has applied its update c (0 = bulk-synchronous, "

@@ -37,6 +37,7 @@ struct TrainArgs {
   hogwild::IndexBase index_base = hogwild::IndexBase::kAuto;  ///< from --zero-based
   std::string step = "auto";                                  ///< --step: a number or auto
   std::string clock = "rounds", sample_cost = "1us";          ///< --clock, --sample-cost
+  std::string read_latency = "0", write_latency = "0";        ///< --read-latency, --write-latency
   std::string delay_unit = "own";                             ///< --delay-unit
   double l2 = 0;                   ///< --l2 (the model's default unless given)
   std::size_t batch = 1;           ///< --batch (the model's default unless given)

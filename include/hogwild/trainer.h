@@ -92,6 +92,12 @@ struct TrainConfig {
   /// --sample-cost measured: train() sets sample_cost_ns to the model's time per sample on this
   /// machine before training (a run is then reproducible on this machine only).
   bool measure_sample_cost = false;
+  /// --read-latency (virtual time): after each update it sends, a worker waits this long for
+  /// the parameters its next update reads; 0 = none.
+  std::int64_t read_latency_ns = 0;
+  /// --write-latency (virtual time): an update lands on the parameters this long after its
+  /// worker sends it, while every worker goes on; 0 = at once.
+  std::int64_t write_latency_ns = 0;
   /// --bounded-staleness S (stale synchronous parallel, Ho et al. 2013): a worker does not
   /// start its update c + S + 1 before every worker has applied its update c; -1 = off,
   /// 0 = bulk-synchronous. Threads wait on a per-worker count; simulation exactly.

@@ -327,9 +327,10 @@ class Driver {
   // epoch's next under dynamic sharding), which moves its clock by the sample's cost and what
   // the speed model adds; the order of reads and writes, and so the staleness, follows from
   // the clocks. Workers start each segment together, at the
-  // latest clock. Under --bounded-staleness a worker S updates ahead of the slowest unfinished
-  // worker is set aside until that worker applies an update, and resumes at that worker's
-  // time: the wait is virtual time.
+  // latest clock. Under --write-latency an update lands on the parameters after the steps
+  // that start before its landing time. Under --bounded-staleness a worker S updates ahead of the
+  // slowest unfinished worker is set aside until that worker applies an update, and resumes at that
+  // worker's time: the wait is virtual time.
   void simulate_in_virtual_time(const EpochPlan& plan, int segment, bool last_segment) {
     const auto& clocks = hooks_.clocks;
     const auto workers = static_cast<std::size_t>(config_.workers);
@@ -369,9 +370,11 @@ class Driver {
     std::uint64_t steps = 0;
     while (!events.empty()) {
       if (++steps % kStopStretch == 0 && (stop_requested() || kernel_.failed())) break;
-      const int k = events.top().second;
+      const auto [at_ns, k] = events.top();
       const auto w = static_cast<std::size_t>(k);
       events.pop();
+      // Updates in flight land before a step that starts at or after their landing time.
+      if (config_.in_flight) kernel_.land_until(at_ns);
       if (bound.holds_back(k)) continue;
       kernel_.run_range(k, rows[w].data(), next[w], next[w] + 1, rows[w].size());
       if (++next[w] == end[w] && !(dynamic && claim(w))) {
@@ -383,6 +386,8 @@ class Driver {
       bound.after_step(k, clocks[w]->now_ns(), events);
     }
     for (int k = 0; k < config_.workers; ++k) kernel_.end_segment(k, last_segment);
+    // The segment's evaluation sees every update sent in it.
+    if (config_.in_flight) kernel_.land_until(std::numeric_limits<std::int64_t>::max());
   }
 
   // --bounded-staleness in simulation: the workers set aside and the fewest updates an

@@ -24,6 +24,7 @@ struct DriverConfig {
   bool simulate = false;       ///< virtual workers on the caller's thread
   bool virtual_time = false;   ///< simulation in virtual time (DriverHooks::clocks)
   int staleness_bound = -1;    ///< --bounded-staleness S; -1 = none
+  bool in_flight = false;      ///< --write-latency: updates land after the step that sent them
   bool dynamic_sharding = false;
   int evals_per_epoch = 1;
   /// The run diverged when the training loss exceeds this multiple of its initial value (or
@@ -75,6 +76,7 @@ inline DriverConfig driver_config(const TrainConfig& config, std::size_t rows, i
           .simulate = config.simulate > 0,
           .virtual_time = config.virtual_time,
           .staleness_bound = config.bounded_staleness,
+          .in_flight = config.write_latency_ns > 0,
           .dynamic_sharding = config.dynamic_sharding,
           .evals_per_epoch = config.evals_per_epoch,
           .divergence_factor = config.divergence_factor,

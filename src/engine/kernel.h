@@ -32,6 +32,9 @@ class Kernel {
   /// End of a segment on the worker's thread: open minibatches become updates and replicas
   /// are merged; at the end of the epoch (`epoch_end`) delayed updates are flushed.
   virtual void end_segment(int worker, bool epoch_end) = 0;
+  /// Virtual time with --write-latency: lands every update in flight due at or before
+  /// `now_ns` (all of them with the largest time), in landing order.
+  virtual void land_until(std::int64_t /*now_ns*/) {}
   /// True once a worker found the run diverged: the others stop early.
   virtual bool failed() const { return false; }
   /// Evaluates the parameters on the training data and, with `with_test`, the test data.

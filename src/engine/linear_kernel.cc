@@ -18,6 +18,7 @@
 #include "engine/coherence_probe.h"
 #include "engine/delay_layer.h"
 #include "engine/driver.h"
+#include "engine/landings.h"
 #include "engine/minibatch.h"
 #include "engine/rng.h"
 #include "engine/sampling.h"
@@ -164,6 +165,13 @@ struct Pending {
 
 using RowCoef = std::pair<std::uint32_t, float>;
 
+// An update sent and not landed yet (--write-latency): a single update, or a minibatch with its
+// (row, coef) pairs.
+struct Flight {
+  Pending update;
+  std::vector<RowCoef> rows;
+};
+
 // Everything one worker (thread or virtual) owns; aligned so workers never share a line.
 struct alignas(kCacheLine) WorkerState {
   WorkerState(int worker, const TrainConfig& config, std::uint64_t seed_base,
@@ -211,6 +219,7 @@ struct alignas(kCacheLine) WorkerState {
   std::uint64_t unmerged = 0;               // updates in the replica, not yet in the shared store
   std::uint64_t unmerged_measured = 0;      // of which sampled for staleness
   detail::StalenessProbe::Reading refresh;  // when the replica was read
+  detail::InFlight<Flight> in_flight;       // --write-latency: sent, oldest first
   detail::WorkerStats stats;
 };
 
@@ -231,7 +240,8 @@ template <class P, class Loss, bool kRegularised>
 class Engine {
  public:
   Engine(ParamStore& store, const Dataset& data, const float* y, const float* shrink,
-         const TrainConfig& config, std::span<WorkerState> states, detail::GlobalSteps* global)
+         const TrainConfig& config, std::span<WorkerState> states, detail::GlobalSteps* global,
+         detail::Landings* landings)
       : store_(store),
         data_(data),
         y_(y),
@@ -249,7 +259,9 @@ class Engine {
         per_sample_(delayed_ || batched_ || slow_ || config.simulate > 0),
         merge_every_(static_cast<std::uint64_t>(config.replicate)),
         states_(states),
-        global_(global) {}
+        global_(global),
+        landings_(landings),
+        read_latency_ns_(config.read_latency_ns) {}
 
   // The epoch's step size and first coherence window.
   void begin_epoch(float eta, int epoch) {
@@ -505,8 +517,10 @@ class Engine {
     if (!batched_ && !slow_) {
       if (!clocked_) return step_single(s, r, pos, len);
       s.clock.before(1);
+      if (landings_) landings_->set_now(s.clock.now());
       step_single(s, r, pos, len);
       s.clock.after(1);
+      if (read_latency_ns_ > 0) s.clock.wait_for(read_latency_ns_);
       return;
     }
     step_batched(s, r);
@@ -518,6 +532,7 @@ class Engine {
       merge_replica(s);
       s.replica_fresh = false;  // the next segment starts from the shared store
     }
+    if (landings_) landings_->set_now(s.clock.now());
     if (s.batch_samples > 0) close_batch(s);
     s.clock.discard();  // the next sample opens a fresh window
   }
@@ -540,8 +555,12 @@ class Engine {
       ++s.stats.computed;
       if (coherence_) track_coherence(s, r, coef, pos, len);
       if (!delayed_) {
-        apply(s, r, coef);
-        if (measured) s.staleness_probe.record(at_read, s.stats.staleness);
+        if (landings_) [[unlikely]] {
+          send(s, Pending{at_read, r, coef, 0, measured});
+        } else {
+          apply(s, r, coef);
+          if (measured) s.staleness_probe.record(at_read, s.stats.staleness);
+        }
       } else {
         s.delay.hold(Pending{at_read, r, coef, 0, measured}, s.stats.injected);
       }
@@ -559,6 +578,7 @@ class Engine {
       s.clock_countdown = s.clock.next_check(0, capacity_);
     }
     s.clock.before(1);
+    if (landings_) landings_->set_now(s.clock.now());
     if (s.batch_samples == 0) {
       s.batch_measured = s.staleness_probe.tick();
       if (s.batch_measured) s.batch_read = s.staleness_probe.read();
@@ -588,7 +608,12 @@ class Engine {
     if (!s.batch.empty()) {
       ++s.stats.computed;
       s.stats.batch_sizes.record(s.batch_samples);
-      if (!delayed_) {
+      if (landings_ && !delayed_) {
+        Flight& flight =
+            send(s, Pending{s.batch_read, 0, 0.0f, static_cast<std::uint32_t>(s.batch.size()),
+                            s.batch_measured});
+        for (const auto& [row, g] : s.batch) flight.rows.emplace_back(row, scale * g);
+      } else if (!delayed_) {
         for (const auto& [row, g] : s.batch) apply_row(row, scale * g);
         count_applied(s);
         if (s.batch_measured) s.staleness_probe.record(s.batch_read, s.stats.staleness);
@@ -605,11 +630,20 @@ class Engine {
     s.batch.clear();
     s.batch_samples = 0;
     if (delayed_) release_due(s);
+    if (read_latency_ns_ > 0) s.clock.wait_for(read_latency_ns_);
   }
 
   // Applies every pending update of the worker, in due order.
   void flush(WorkerState& s) {
+    if (landings_) landings_->set_now(s.clock.now());
     s.delay.flush([&](const Pending& u, std::uint32_t slot) { apply_pending(s, u, slot); });
+  }
+
+  // --write-latency: lands every update due at or before `now_ns`, in landing order.
+  void land_until(std::int64_t now_ns) {
+    landings_->land_until(now_ns, [&](int worker, std::int64_t at_ns) {
+      land(states_[static_cast<std::size_t>(worker)], at_ns);
+    });
   }
 
  private:
@@ -708,6 +742,14 @@ class Engine {
   }
 
   void apply_pending(WorkerState& s, const Pending& u, std::uint32_t slot) {
+    if (landings_) {  // released now, it leaves for the parameters
+      Flight& flight = send(s, u);
+      if (u.count > 0) {
+        const RowCoef* payload = s.pool.data() + std::size_t{slot} * capacity_;
+        flight.rows.assign(payload, payload + u.count);
+      }
+      return;
+    }
     if (u.count == 0) {
       apply(s, u.row, u.coef);
     } else {
@@ -716,6 +758,30 @@ class Engine {
       count_applied(s);
     }
     if (u.measured) s.staleness_probe.record(u.read, s.stats.staleness);
+  }
+
+  // Sends update `u` (--write-latency): it lands later, by land(). Returns its entry, whose
+  // (row, coef) pairs a minibatch fills in.
+  Flight& send(WorkerState& s, const Pending& u) {
+    Flight& flight = s.in_flight.push();
+    flight.update = u;
+    flight.rows.clear();
+    landings_->sent(s.id);
+    return flight;
+  }
+
+  // The worker's oldest update in flight lands, at virtual time `at_ns`.
+  void land(WorkerState& s, std::int64_t at_ns) {
+    Flight& flight = s.in_flight.front();
+    const Pending& u = flight.update;
+    if (u.count == 0) {
+      apply(s, u.row, u.coef);
+    } else {
+      for (const auto& [row, coef] : flight.rows) apply_row(row, coef);
+      count_applied(s);
+    }
+    if (u.measured) s.staleness_probe.record_landed(u.read, s.stats.staleness, at_ns);
+    s.in_flight.pop();
   }
 
   // Coherence: a sampled update is kept as (row, coef) and compared with the worker's update
@@ -761,6 +827,8 @@ class Engine {
   // Last: the per-sample loops read the fields above, at the offsets they had without these.
   std::span<WorkerState> states_;  // every worker's, for delays in global steps
   detail::GlobalSteps* global_;    // --delay-unit global; null otherwise
+  detail::Landings* landings_;     // --write-latency; null otherwise
+  std::int64_t read_latency_ns_;   // --read-latency; 0 outside virtual time
 };
 
 // Everything a linear run's kernel works on, set up once by train().
@@ -776,6 +844,7 @@ struct LinearRun {
   std::vector<WorkerState>& states;
   tbb::task_arena& arena;
   std::optional<detail::GlobalSteps> global_steps;  // --delay-unit global
+  std::optional<detail::Landings> landings{};       // --write-latency
 };
 
 // The linear kernel: the Engine's loops behind the driver's interface, for one policy, loss and
@@ -787,7 +856,8 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   explicit LinearKernel(LinearRun& run)
       : run_(run),
         engine_(run.store, run.train_data, run.y_train.data(), run.shrink.data(), run.config,
-                run.states, run.global_steps ? &*run.global_steps : nullptr) {}
+                run.states, run.global_steps ? &*run.global_steps : nullptr,
+                run.landings ? &*run.landings : nullptr) {}
 
   void begin_epoch(int epoch) override {
     eta_ = step_of(epoch, false);
@@ -816,6 +886,7 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
     engine_.close_open_batch(state(worker));
     if (epoch_end) engine_.flush(state(worker));
   }
+  void land_until(std::int64_t now_ns) override { engine_.land_until(now_ns); }
   EpochRecord evaluate(bool with_test) override {
     EpochRecord result;
     result.train = evaluated(run_.train_data, run_.y_train);
@@ -937,6 +1008,7 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
       states[static_cast<std::size_t>(w)].delay.count_globally(&*run.global_steps, w);
     }
   }
+  if (config.write_latency_ns > 0) run.landings.emplace(config.write_latency_ns);
   if (*config.l2 > 0) {
     const auto counts = feature_counts(train_data);
     run.reg_scale.assign(dim, 0.0f);

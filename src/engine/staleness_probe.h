@@ -63,6 +63,13 @@ class StalenessProbe {
                        count);
     return now;
   }
+  /// Records one update read at `at_read` and landing at virtual time `at_ns` (an update in
+  /// flight lands after its worker's clock has moved on).
+  void record_landed(const Reading& at_read, StalenessStats& stats, std::int64_t at_ns) const {
+    stats.updates.record(others_applied() - at_read.others, 1);
+    stats.nanos.record(static_cast<std::uint64_t>(std::max<std::int64_t>(0, at_ns - at_read.ns)),
+                       1);
+  }
   /// Makes this worker's applied count visible to the others' measurements.
   void publish(std::uint64_t applied) const {
     if (publishes_) counters_[worker_].value.store(applied, std::memory_order_relaxed);

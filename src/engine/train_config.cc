@@ -91,6 +91,23 @@ void validate_measurement(const TrainConfig& c) {
   if (c.sample_cost_ns < 1 || c.sample_cost_ns > std::int64_t{1000} * 1000 * 1000 * 1000) {
     fail("sample-cost", "a duration in [1ns, 1000s]", fmt::format("{}ns", c.sample_cost_ns));
   }
+  for (const auto& [option, ns] : {std::pair{"read-latency", c.read_latency_ns},
+                                   std::pair{"write-latency", c.write_latency_ns}}) {
+    if (ns < 0 || ns > std::int64_t{1000} * 1000 * 1000 * 1000) {
+      fail(option, "a duration in [0, 1000s]", fmt::format("{}ns", ns));
+    }
+    if (ns > 0 && !c.virtual_time) {
+      throw InputError(fmt::format(
+          "--{}: expected only with --simulate K --clock virtual (latency is virtual time), "
+          "found {}ns",
+          option, ns));
+    }
+  }
+  if (c.write_latency_ns > 0 && c.bounded_staleness >= 0) {
+    throw InputError(
+        "--bounded-staleness: expected no --write-latency (the bound counts updates applied, "
+        "and one in flight would hold every worker back until it lands), found both");
+  }
   if (c.bounded_staleness < -1 || c.bounded_staleness > 1 << 20) {
     fail("bounded-staleness", "a bound in [0, 1048576] updates, or -1 for none",
          c.bounded_staleness);

@@ -100,8 +100,12 @@ class WindowClock {
   /// Forgets the open window without recording it (no sample was computed in it).
   void discard() { open_ = false; }
 
- private:
+  /// The worker's time now.
   std::int64_t now() const { return clock_ ? clock_->now_ns() : now_ns(); }
+  /// Waits `ns` (a latency): virtual time moves on, real time busy-waits.
+  void wait_for(std::int64_t ns) const { wait_until(now() + ns); }
+
+ private:
   void wait_until(std::int64_t ns) const {
     if (clock_) {
       clock_->wait_until(ns);

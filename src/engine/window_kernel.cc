@@ -16,6 +16,7 @@
 #include "engine/coherence_probe.h"
 #include "engine/delay_layer.h"
 #include "engine/driver.h"
+#include "engine/landings.h"
 #include "engine/minibatch.h"
 #include "engine/rng.h"
 #include "engine/sampling.h"
@@ -47,6 +48,7 @@ using detail::Model;
 // of its own, since its counters are written on every window (unaligned, softmax at 2 threads
 // ran at 0.93-0.95x, bench/interleave.sh).
 struct alignas(kCacheLine) WorkerState {
+  int id = 0;  // the worker's index
   std::unique_ptr<detail::Workspace> workspace;
   detail::OptimizerScratch scratch;
   detail::AlignedFloats local;  // gathered rows or the snapshot of all parameters
@@ -91,6 +93,14 @@ struct alignas(kCacheLine) WorkerState {
   detail::DelayLayer<Pending> delay;
   std::vector<std::vector<std::uint32_t>> slot_idx;  // per delay-line slot
   std::vector<std::vector<float>> slot_grad;
+  // --write-latency: updates sent and not landed yet, oldest first, with their coordinates
+  // (sparse) and gradients.
+  struct Flight {
+    Pending update;
+    std::vector<std::uint32_t> idx;
+    std::vector<float> grad;
+  };
+  detail::InFlight<Flight> in_flight;
   // Measurement.
   detail::StalenessProbe staleness_probe;
   detail::CoherenceProbe coherence;
@@ -153,12 +163,46 @@ void apply_pending(const TrainConfig& config, ParamStore& store, detail::Optimiz
   if (u.measured) ws.staleness_probe.record(u.read, ws.stats.staleness);
 }
 
-// Applies every pending update of the worker, in due order.
+// Sends update `u` with its coordinates and gradient (--write-latency): it lands later.
+void send(detail::Landings& landings, WorkerState& ws, const WorkerState::Pending& u,
+          std::span<const std::uint32_t> idx, std::span<const float> g) {
+  WorkerState::Flight& flight = ws.in_flight.push();
+  flight.update = u;
+  flight.idx.assign(idx.begin(), idx.end());
+  flight.grad.assign(g.begin(), g.end());
+  landings.sent(ws.id);
+}
+
+// A delayed update released now: applied, or sent when updates take time to land.
+template <class P>
+void release(const TrainConfig& config, ParamStore& store, detail::OptimizerState& state,
+             detail::Landings* landings, WorkerState& ws, const WorkerState::Pending& u,
+             std::uint32_t slot) {
+  if (!landings) return apply_pending<P>(config, store, state, ws, u, slot);
+  const auto& idx = ws.slot_idx[slot];
+  send(*landings, ws, u,
+       u.dense ? std::span<const std::uint32_t>{} : std::span(idx.data(), u.count),
+       std::span(ws.slot_grad[slot].data(), u.count));
+}
+
+// The worker's oldest update in flight lands, at virtual time `at_ns`.
+template <class P>
+void land(const TrainConfig& config, ParamStore& store, detail::OptimizerState& state,
+          WorkerState& ws, std::int64_t at_ns) {
+  const WorkerState::Flight& flight = ws.in_flight.front();
+  const WorkerState::Pending& u = flight.update;
+  apply_update<P>(config, store, state, ws, flight.idx, flight.grad, u.eta, u.t);
+  if (u.measured) ws.staleness_probe.record_landed(u.read, ws.stats.staleness, at_ns);
+  ws.in_flight.pop();
+}
+
+// Applies (or sends) every pending update of the worker, in due order.
 template <class P>
 void flush(const TrainConfig& config, ParamStore& store, detail::OptimizerState& state,
-           WorkerState& ws) {
+           detail::Landings* landings, WorkerState& ws) {
+  if (landings) landings->set_now(ws.clock.now());
   ws.delay.flush([&](const WorkerState::Pending& u, std::uint32_t slot) {
-    apply_pending<P>(config, store, state, ws, u, slot);
+    release<P>(config, store, state, landings, ws, u, slot);
   });
 }
 
@@ -185,6 +229,8 @@ struct EpochContext {
   bool virtual_time;  // --clock virtual: one sample per chunk, so every sample has its time
   std::span<const std::unique_ptr<WorkerState>> all_workers;  // for delays in global steps
   detail::GlobalSteps* global;                                // --delay-unit global, or null
+  detail::Landings* landings;                                 // --write-latency, or null
+  std::int64_t read_latency_ns;                               // --read-latency
 };
 
 // Ends the worker's step: applies the updates due at it; with delays in global steps, every
@@ -193,7 +239,7 @@ template <class P>
 void end_delay_step(const EpochContext& c, WorkerState& ws) {
   const auto apply_for = [&](WorkerState& holder) {
     return [&](const WorkerState::Pending& u, std::uint32_t slot) {
-      apply_pending<P>(c.config, c.store, c.state, holder, u, slot);
+      release<P>(c.config, c.store, c.state, c.landings, holder, u, slot);
     };
   };
   if (c.global) {
@@ -256,6 +302,7 @@ template <class P>
 void compute_chunk(const EpochContext& c, WorkerState& ws, std::span<const std::uint32_t> chunk) {
   const Model& model = c.model;
   ws.clock.before(chunk.size());
+  if (c.landings) c.landings->set_now(ws.clock.now());
   const bool first = ws.chunks_in == 0;
   const auto b = static_cast<float>(chunk.size());
   const std::size_t width = model.row_width();
@@ -380,7 +427,10 @@ void close_window(const EpochContext& c, WorkerState& ws) {
     }
   }
 
-  if (!ws.delay.on()) {
+  if (!ws.delay.on() && c.landings) {
+    send(*c.landings, ws,
+         {read, t, eta, static_cast<std::uint32_t>(g.size()), idx.empty(), measured}, idx, g);
+  } else if (!ws.delay.on()) {
     apply_update<P>(config, store, state, ws, idx, g, eta, t);
     if (measured) ws.staleness_probe.record(read, ws.stats.staleness);
   } else {
@@ -401,6 +451,7 @@ void close_window(const EpochContext& c, WorkerState& ws) {
     for (std::size_t s = 0; s < ws.rows_in; ++s) ws.slot[ws.unique[s]] = -1;
   }
   ws.open = false;
+  if (c.read_latency_ns > 0) ws.clock.wait_for(c.read_latency_ns);
 }
 
 // True when the open window is complete: B samples, or W has passed (or --max-batch).
@@ -456,6 +507,7 @@ void finish_segment(const EpochContext& c, WorkerState& ws) {
     compute_chunk<P>(c, ws, std::span(ws.buffer.data(), ws.buffered));
     ws.buffered = 0;
   }
+  if (c.landings) c.landings->set_now(ws.clock.now());
   if (ws.open) close_window<P>(c, ws);
 }
 
@@ -498,6 +550,7 @@ struct ModelRun {
   std::vector<detail::AppliedCounter> counters;
   tbb::task_arena arena;
   std::optional<detail::GlobalSteps> global_steps{};  // --delay-unit global
+  std::optional<detail::Landings> landings{};         // --write-latency
 };
 
 // The model kernel: windows over a Model, for one policy chosen once; on cache lines of its own,
@@ -520,7 +573,12 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   void end_segment(int worker, bool epoch_end) override {
     auto& ws = state(worker);
     finish_segment<P>(context(), ws);
-    if (epoch_end) flush<P>(run_.config, run_.store, run_.state, ws);
+    if (epoch_end) flush<P>(run_.config, run_.store, run_.state, landings(), ws);
+  }
+  void land_until(std::int64_t now_ns) override {
+    run_.landings->land_until(now_ns, [&](int worker, std::int64_t at_ns) {
+      land<P>(run_.config, run_.store, run_.state, state(worker), at_ns);
+    });
   }
   bool failed() const override { return stop_.load(std::memory_order_relaxed); }
   EpochRecord evaluate(bool with_test) override {
@@ -549,6 +607,7 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
 
  private:
   WorkerState& state(int worker) { return *run_.workers[static_cast<std::size_t>(worker)]; }
+  detail::Landings* landings() { return run_.landings ? &*run_.landings : nullptr; }
   EpochContext context() {
     const bool timed = run_.config.schedule->kind == ScheduleSpec::Kind::kTime;
     return {run_.config,  run_.model,
@@ -556,7 +615,8 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
             run_.state,   stop_,
             epoch_,       run_.config.workers(),
             timed,        run_.config.virtual_time,
-            run_.workers, run_.global_steps ? &*run_.global_steps : nullptr};
+            run_.workers, run_.global_steps ? &*run_.global_steps : nullptr,
+            landings(),   run_.config.read_latency_ns};
   }
   Evaluation evaluated(const Examples& data) {
     const float* w = run_.store.data();  // workers have joined: plain reads are safe
@@ -618,6 +678,7 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
   const Callbacks clocks = detail::with_virtual_clocks(config, callbacks);
   for (int worker = 0; worker < worker_count; ++worker) {
     auto ws = std::make_unique<WorkerState>();
+    ws->id = worker;
     // A fixed minibatch is one chunk; a time window holds up to --max-batch samples, computed
     // in chunks of up to kMaxChunk.
     const std::size_t window_cap = timed ? config.schedule->max_batch : config.schedule->batch;
@@ -669,6 +730,7 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
       workers[static_cast<std::size_t>(w)]->delay.count_globally(&*run.global_steps, w);
     }
   }
+  if (config.write_latency_ns > 0) run.landings.emplace(config.write_latency_ns);
   if (resume) {
     // Each worker's update count continues (Adam's bias correction counts updates); with a
     // different number of workers the total is shared out evenly.

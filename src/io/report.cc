@@ -42,6 +42,8 @@ void add_simulation_config(ordered_json& json, const TrainConfig& c) {
     json["clock"] = "virtual";
     json["sample_cost"] =
         fmt::format("{}ns{}", c.sample_cost_ns, c.measure_sample_cost ? " (measured)" : "");
+    if (c.read_latency_ns > 0) json["read_latency"] = fmt::format("{}ns", c.read_latency_ns);
+    if (c.write_latency_ns > 0) json["write_latency"] = fmt::format("{}ns", c.write_latency_ns);
   }
   if (c.bounded_staleness >= 0) json["bounded_staleness"] = c.bounded_staleness;
   if (c.global_delay) json["delay_unit"] = "global";
