@@ -59,7 +59,7 @@ class Driver {
       const auto workers = static_cast<std::size_t>(config.workers);
       result_.bound_waits.assign(workers, 0);
       result_.bound_wait_seconds.assign(workers, 0.0);
-      if (!config.simulate) bound_.emplace(config.workers, config.staleness_bound);
+      if (!config.simulate) bound_.emplace(kernel.published_counts(), config.staleness_bound);
     }
   }
 
@@ -230,7 +230,6 @@ class Driver {
         const std::size_t last = std::min(end, first + bounded_stretch(worker));
         if (last == first) break;  // stopped while waiting for the slowest worker
         kernel_.run_range(worker, slice.data(), first, last, slice.size());
-        publish_bound(worker);
         first = last;
       }
       // Its last, partly filled, minibatch is written before the others stop counting it.
@@ -256,7 +255,6 @@ class Driver {
           const std::size_t last = std::min(chunk_end, first + bounded_stretch(worker));
           if ((stopped = last == first)) break;
           kernel_.run_range(worker, plan.order().data(), first, last, n);
-          publish_bound(worker);
           first = last;
         }
       }
@@ -292,10 +290,9 @@ class Driver {
     for (int k = 0; k < config_.workers; ++k) kernel_.end_segment(k, last_segment);
   }
 
-  // --bounded-staleness in threads: every worker's count as the segment starts.
+  // --bounded-staleness in threads: every worker holds the others back as the segment starts.
   void reset_bound() {
-    if (!bound_) return;
-    for (int k = 0; k < config_.workers; ++k) bound_->reset(k, kernel_.applied_by(k));
+    if (bound_) bound_->reset();
   }
 
   // Positions the worker may take now: a stop-polling stretch, or fewer under the bound (each
@@ -308,10 +305,6 @@ class Driver {
         worker, kernel_.applied_by(worker), result_.bound_waits[k], result_.bound_wait_seconds[k],
         [&] { return stop_requested() || kernel_.failed(); });
     return static_cast<std::size_t>(std::min<std::uint64_t>(allowed, kStopStretch));
-  }
-
-  void publish_bound(int worker) {
-    if (bound_) bound_->publish(worker, kernel_.applied_by(worker));
   }
 
   // Virtual time: the latest worker's clock, in nanoseconds and in seconds.

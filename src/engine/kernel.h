@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
+#include "engine/sampling.h"
 #include "hogwild/trainer.h"
 
 namespace hogwild::detail {
@@ -45,6 +47,9 @@ class Kernel {
   virtual std::uint64_t applied() const = 0;
   /// Updates worker `worker` has applied so far; read on its thread, or while no worker runs.
   virtual std::uint64_t applied_by(int worker) const = 0;
+  /// Each worker's applied count as published for the others: after every update when
+  /// staleness is measured or bounded (--bounded-staleness) and there are several workers.
+  virtual std::span<const AppliedCounter> published_counts() const = 0;
   /// Adds what a checkpoint keeps beyond the driver's counters: parameters, optimiser state,
   /// per-worker update counts (views valid until the next worker runs).
   virtual void fill_state(TrainState& state) const = 0;

@@ -179,7 +179,8 @@ struct alignas(kCacheLine) WorkerState {
       : id(worker),
         staleness_probe(config.staleness_sample,
                         detail::derive_seed(seed_base, 0x57a1e000u + worker), counters, worker,
-                        config.virtual_time && clocks ? clocks(worker).get() : nullptr),
+                        config.virtual_time && clocks ? clocks(worker).get() : nullptr,
+                        config.bounded_staleness >= 0),
         coherence(config.coherence_sample, detail::derive_seed(seed_base, 0xc0e40000u + worker),
                   config.coherence_lag),
         delay(config.delay, detail::derive_seed(seed_base, 0xde1a0000u + worker)),
@@ -300,7 +301,7 @@ class Engine {
       if (s.staleness_probe.on()) plain = std::min(plain, s.staleness_probe.until_next());
       if (coherence_) plain = std::min(plain, s.coherence.quiet_after(s.stats.computed));
       if (plain == 0) {
-        prefetch_ahead(rows, pos, last);  // keeps the stretches' prefetch pipeline going
+        prefetch_ahead(rows, pos, len);  // keeps the stretches' prefetch pipeline going
         if (replicated) {
           replica_step(s, rows[pos], pos, len);
         } else {
@@ -309,10 +310,10 @@ class Engine {
         plain = 1;
       } else {
         const std::size_t end = pos + static_cast<std::size_t>(plain);
-        const std::uint64_t updates = replicated ? plain_loop<kOnReplica>(s, rows, pos, end, last)
+        const std::uint64_t updates = replicated ? plain_loop<kOnReplica>(s, rows, pos, end, len)
                                       : s.staleness_probe.publishes()
-                                          ? plain_loop<kPublishing>(s, rows, pos, end, last)
-                                          : plain_loop<kShared>(s, rows, pos, end, last);
+                                          ? plain_loop<kPublishing>(s, rows, pos, end, len)
+                                          : plain_loop<kShared>(s, rows, pos, end, len);
         if (s.staleness_probe.on()) s.staleness_probe.skip(plain);
         if (coherence_) s.coherence.skip(updates);
       }
@@ -842,6 +843,7 @@ struct LinearRun {
   std::vector<float> reg_scale;  // n / count[j], when l2 > 0
   std::vector<float> shrink;     // the epoch's 1 / (1 + eta l2 n / count[j])
   std::vector<WorkerState>& states;
+  std::span<const AppliedCounter> counters;  // published applied counts, one per worker
   tbb::task_arena& arena;
   std::optional<detail::GlobalSteps> global_steps;  // --delay-unit global
   std::optional<detail::Landings> landings{};       // --write-latency
@@ -911,6 +913,7 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   std::uint64_t applied_by(int worker) const override {
     return run_.states[static_cast<std::size_t>(worker)].stats.applied;
   }
+  std::span<const AppliedCounter> published_counts() const override { return run_.counters; }
   void fill_state(TrainState& state) const override { state.weights = run_.store.values(); }
 
  private:
@@ -1000,8 +1003,8 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
     states.emplace_back(w, config, config.seed, counters, clocks.clock);
   }
   tbb::task_arena arena(config.threads);
-  LinearRun run{config, store, train_data, test_data, std::move(y_train), std::move(y_test),
-                {},     {},    states,     arena,     std::nullopt};
+  LinearRun run{config, store,  train_data, test_data, std::move(y_train), std::move(y_test), {},
+                {},     states, counters,   arena,     std::nullopt};
   if (config.global_delay && config.delay.kind != DelaySpec::Kind::kNone) {
     run.global_steps.emplace(config.delay.max_delay());
     for (int w = 0; w < workers; ++w) {

@@ -1,9 +1,10 @@
 #pragma once
 
 // Bounded staleness in threads (--bounded-staleness S, stale synchronous parallel): a worker
-// does not start its update c + S + 1 before every other worker has applied its update c. Each
-// worker publishes its applied count in a cache line of its own after each range of samples;
-// a worker reads the others' only to size its next range, never per sample, and takes no lock.
+// does not start its update c + S + 1 before every other worker has applied its update c. The
+// workers' applied counts are the ones the kernel publishes after every update, each in a cache
+// line of its own (the staleness probe's counters); a worker reads the others' only to size its
+// next range of samples, never per sample, and takes no lock.
 
 #include <algorithm>
 #include <atomic>
@@ -11,32 +12,31 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <thread>
 
-#include "hogwild/detail/param_store.h"
+#include "engine/sampling.h"
 
 namespace hogwild::detail {
 
 /// The per-worker clocks of stale synchronous parallel training in threads.
 class StalenessBound {
  public:
-  /// For `workers` workers and bound `bound` (>= 0).
-  StalenessBound(int workers, int bound)
-      : counts_(std::make_unique<Count[]>(static_cast<std::size_t>(workers))),
-        workers_(workers),
+  /// Bound `bound` (>= 0) over the workers whose applied counts `published` holds, stored by
+  /// each worker after every update.
+  StalenessBound(std::span<const AppliedCounter> published, int bound)
+      : published_(published),
+        retired_(std::make_unique<Flag[]>(published.size())),
         bound_(static_cast<std::uint64_t>(bound)) {}
 
-  /// Before a segment, while no worker runs: worker `worker` has applied `applied` updates.
-  void reset(int worker, std::uint64_t applied) { count(worker).store(applied); }
-
-  /// Worker `worker`, having applied `applied` updates, has applied them all for now.
-  void publish(int worker, std::uint64_t applied) {
-    count(worker).store(applied, std::memory_order_release);
+  /// Before a segment, while no worker runs: every worker holds the others back again.
+  void reset() {
+    for (std::size_t w = 0; w < published_.size(); ++w) retired_[w].value.store(false);
   }
 
   /// The worker has finished its share of the segment: it no longer holds the others back.
   void retire(int worker) {
-    count(worker).store(std::numeric_limits<std::uint64_t>::max(), std::memory_order_release);
+    retired_[static_cast<std::size_t>(worker)].value.store(true, std::memory_order_relaxed);
   }
 
   /// Samples worker `worker` (with `applied` updates) may take before it looks again, each
@@ -60,24 +60,26 @@ class StalenessBound {
   }
 
  private:
-  struct alignas(kCacheLine) Count {
-    std::atomic<std::uint64_t> value{0};
+  struct alignas(kCacheLine) Flag {
+    std::atomic<bool> value{false};
   };
-  std::atomic<std::uint64_t>& count(int worker) const {
-    return counts_[static_cast<std::size_t>(worker)].value;
-  }
-  // The fewest updates any other worker has applied (the maximum when there is none): adding
-  // the bound to the maximum must not wrap, so it saturates.
+  // The fewest updates any other unretired worker has applied (the maximum when there is
+  // none): adding the bound to the maximum must not wrap, so it saturates. Relaxed loads: a
+  // count only sizes the next range; the parameters are shared without ordering anyway.
   std::uint64_t slowest_other(int worker) const {
     std::uint64_t slowest = std::numeric_limits<std::uint64_t>::max() - bound_ - 1;
-    for (int v = 0; v < workers_; ++v) {
-      if (v != worker) slowest = std::min(slowest, count(v).load(std::memory_order_acquire));
+    for (std::size_t v = 0; v < published_.size(); ++v) {
+      if (v == static_cast<std::size_t>(worker) ||
+          retired_[v].value.load(std::memory_order_relaxed)) {
+        continue;
+      }
+      slowest = std::min(slowest, published_[v].value.load(std::memory_order_relaxed));
     }
     return slowest;
   }
 
-  std::unique_ptr<Count[]> counts_;
-  int workers_;
+  std::span<const AppliedCounter> published_;
+  std::unique_ptr<Flag[]> retired_;
   std::uint64_t bound_;
 };
 

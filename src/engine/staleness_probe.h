@@ -29,15 +29,16 @@ class StalenessProbe {
   StalenessProbe() = default;
   /// Measures a fraction `rate` of updates (sampled from `seed`) of worker `worker`, whose
   /// applied counts `counters` hold, one per worker; times read `time` (virtual time), or the
-  /// steady clock when null.
+  /// steady clock when null. With `publish` the worker publishes its count even when it
+  /// measures nothing (--bounded-staleness reads the counts).
   StalenessProbe(double rate, std::uint64_t seed, std::span<AppliedCounter> counters, int worker,
-                 WorkerClock* time = nullptr)
+                 WorkerClock* time = nullptr, bool publish = false)
       : clock_(rate, seed),
         time_(time),
         counters_(counters),
         worker_(static_cast<std::size_t>(worker)),
         on_(rate > 0),
-        publishes_(rate > 0 && counters.size() > 1) {}
+        publishes_((rate > 0 || publish) && counters.size() > 1) {}
 
   /// Measurement is on.
   bool on() const { return on_; }

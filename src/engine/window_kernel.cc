@@ -599,6 +599,9 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   std::uint64_t applied_by(int worker) const override {
     return run_.workers[static_cast<std::size_t>(worker)]->stats.applied;
   }
+  std::span<const detail::AppliedCounter> published_counts() const override {
+    return run_.counters;
+  }
   void fill_state(TrainState& state) const override {
     state.weights = run_.store.values();
     for (const auto* buffer : run_.state_buffers) state.optimizer_state.push_back(buffer->values());
@@ -716,7 +719,8 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
     }
     ws->staleness_probe = detail::StalenessProbe(
         config.staleness_sample, detail::derive_seed(config.seed, 0x57a1e000u + stream),
-        run.counters, worker, config.virtual_time ? clocks.clock(worker).get() : nullptr);
+        run.counters, worker, config.virtual_time ? clocks.clock(worker).get() : nullptr,
+        config.bounded_staleness >= 0);
     ws->coherence = detail::CoherenceProbe(config.coherence_sample,
                                            detail::derive_seed(config.seed, 0xc0e40000u + stream),
                                            config.coherence_lag);
