@@ -9,8 +9,12 @@ with the same batch size, the same per-epoch step decay, the same epochs and wor
 each epoch's shuffle is split across workers. Training time excludes evaluation on both sides.
 
 Prints, per side: samples/s and the training time until the test accuracy first reaches the
-target, then the ratios. hogwild runs before and after PyTorch and the slower run is compared. Run with Debian's interpreter (python3-torch):
+target, then the ratios. hogwild runs before and after PyTorch and the slower run is compared.
+Run with Debian's interpreter (python3-torch) and an optimised BLAS for PyTorch, as users of its
+wheels have (MKL or OpenBLAS); Debian's torch links the reference BLAS unless told otherwise, and
+the script prints the BLAS library PyTorch loaded:
 
+  export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-serial
   /usr/bin/python3 bench/torch_hogwild.py --hogwild build/release/hogwild --model softmax
   /usr/bin/python3 bench/torch_hogwild.py --hogwild build/release/hogwild --model mlp --hidden 256
 """
@@ -126,6 +130,14 @@ def run_hogwild(args):
     return {"epochs": epochs, "samples_per_second": data["samples_per_second"]}
 
 
+def blas_library():
+    """The BLAS shared library this process has loaded (PyTorch's), after one matrix product."""
+    torch.ones(64, 64) @ torch.ones(64, 64)
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "blas" in line.lower() and "/" in line}
+    return ", ".join(sorted(paths)) or "none found"
+
+
 def time_to(result, target):
     for e in result["epochs"]:
         if e["test_accuracy"] >= target:
@@ -155,7 +167,7 @@ def main():
 
     print(f"{args.model}{' ' + str(args.hidden) if args.model == 'mlp' else ''}: "
           f"{args.threads} workers, batch {args.batch}, step {args.step} x {args.decay}/epoch, "
-          f"{args.epochs} epochs, torch {torch.__version__}", flush=True)
+          f"{args.epochs} epochs, torch {torch.__version__}, BLAS {blas_library()}", flush=True)
     # hogwild runs before and after torch; the slower of the two counts, so a change in the
     # machine's load during the run does not favour hogwild.
     load_before = os.getloadavg()[0]
