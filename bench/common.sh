@@ -19,3 +19,7 @@ bench_data() {
 
 # median: the median of the numbers on standard input, one per line.
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# report_field REPORT EXPR: prints the Python expression EXPR of the JSON report REPORT, read
+# into `r`; e.g. report_field run.json "r['final']['train_loss']".
+report_field() { /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }

@@ -12,7 +12,6 @@ out=${OUT:-data/generated/latency}
 mkdir -p "$out"
 data=$(bench_data 100000 47236 75 1 2>/dev/null).train.svm
 target=${TARGET:-0.4}
-field() { /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 to_target="next((p['virtual_seconds'] for p in r['curve'] if p['train_loss'] <= $target), None)"
 staleness="'%.2f (%d)' % (r['staleness']['mean'], r['staleness']['p99'])"
 micros="'%.1f (%.1f)' % (r['staleness']['micros']['mean'], r['staleness']['micros']['p99'])"
@@ -24,7 +23,7 @@ run() {  # schedule read write
     --schedule "$1" --read-latency "$2" --write-latency "$3" --batch-reduce sum \
     --sharding dynamic --epochs 2 --evals-per-epoch 20 --step 0.5 --staleness-sample 1 \
     --quiet --json "$json" >/dev/null
-  echo "| $1 | $2 | $3 | $(field "$json" "$staleness") | $(field "$json" "$micros") | $(field "$json" "'%.5f' % ($to_target or float('nan'))") | $(field "$json" "'%.5f' % r['final']['virtual_seconds']") | $(field "$json" "'%.4f' % r['final']['train_loss']") |"
+  echo "| $1 | $2 | $3 | $(report_field "$json" "$staleness") | $(report_field "$json" "$micros") | $(report_field "$json" "'%.5f' % ($to_target or float('nan'))") | $(report_field "$json" "'%.5f' % r['final']['virtual_seconds']") | $(report_field "$json" "'%.4f' % r['final']['train_loss']") |"
 }
 for schedule in fixed:1 fixed:16; do
   for write in 0 1us 4us 16us 64us 256us; do run "$schedule" 0 "$write"; done

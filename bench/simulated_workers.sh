@@ -15,7 +15,6 @@ source bench/common.sh
 out=${OUT:-data/generated/simulated-workers}
 mkdir -p "$out"
 data=$(bench_data 100000 47236 75 1 2>/dev/null).train.svm
-field() { /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 target=${TARGET:-0.4}
 to_target="next((p['virtual_seconds'] for p in r['curve'] if p['train_loss'] <= $target), None)"
 echo "| workers | schedule | speeds | staleness mean (p99), updates | mean (p99), virtual us | mean batch | virtual s to loss $target | final loss |"
@@ -31,7 +30,7 @@ for speeds in equal mixed; do
         --schedule "$schedule" --batch-reduce sum --sharding dynamic --epochs 2 \
         --evals-per-epoch 20 --step 0.5 --staleness-sample 1 --quiet "${extra[@]}" \
         --json "$json" >/dev/null
-      echo "| $k | $schedule | $speeds | $(field "$json" "'%.2f (%d)' % (r['staleness']['mean'], r['staleness']['p99'])") | $(field "$json" "'%.1f (%.1f)' % (r['staleness']['micros']['mean'], r['staleness']['micros']['p99'])") | $(field "$json" "'%.1f' % r['batch_size']['mean']") | $(field "$json" "'%.5f' % ($to_target or float('nan'))") | $(field "$json" "'%.4f' % r['final']['train_loss']") |"
+      echo "| $k | $schedule | $speeds | $(report_field "$json" "'%.2f (%d)' % (r['staleness']['mean'], r['staleness']['p99'])") | $(report_field "$json" "'%.1f (%.1f)' % (r['staleness']['micros']['mean'], r['staleness']['micros']['p99'])") | $(report_field "$json" "'%.1f' % r['batch_size']['mean']") | $(report_field "$json" "'%.5f' % ($to_target or float('nan'))") | $(report_field "$json" "'%.4f' % r['final']['train_loss']") |"
     done
   done
 done

@@ -12,7 +12,6 @@ out=${OUT:-data/generated/ssp}
 mkdir -p "$out"
 data=$(bench_data 100000 47236 75 1 2>/dev/null).train.svm
 target=${TARGET:-0.4}
-field() { /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 to_target="next((p['virtual_seconds'] for p in r['curve'] if p['train_loss'] <= $target), None)"
 waits="r.get('bounded_staleness', {}).get('waits', 0)"
 echo "| workers | S | staleness mean (max), updates | waits | virtual s to loss $target | virtual s, 3 epochs | final loss |"
@@ -25,6 +24,6 @@ for k in 16 64; do
       --worker-speed 0.25 --batch-reduce sum --sharding dynamic --bounded-staleness "$s" \
       --epochs 3 --evals-per-epoch 20 --step 0.5 --staleness-sample 1 --quiet \
       --json "$json" >/dev/null
-    echo "| $k | $s | $(field "$json" "'%.2f (%d)' % (r['staleness']['mean'], r['staleness']['max'])") | $(field "$json" "$waits") | $(field "$json" "'%.5f' % ($to_target or float('nan'))") | $(field "$json" "'%.5f' % r['final']['virtual_seconds']") | $(field "$json" "'%.4f' % r['final']['train_loss']") |"
+    echo "| $k | $s | $(report_field "$json" "'%.2f (%d)' % (r['staleness']['mean'], r['staleness']['max'])") | $(report_field "$json" "$waits") | $(report_field "$json" "'%.5f' % ($to_target or float('nan'))") | $(report_field "$json" "'%.5f' % r['final']['virtual_seconds']") | $(report_field "$json" "'%.4f' % r['final']['train_loss']") |"
   done
 done
