@@ -288,8 +288,7 @@ void open_window(const EpochContext& c, WorkerState& ws, std::size_t pos, std::s
   if constexpr (P::kConcurrent) {
     if (c.model.row_width() == 0) {
       // Other workers write while this one reads: take the snapshot with relaxed loads.
-      const float* w = c.store.data();
-      for (std::size_t i = 0; i < c.store.size(); ++i) ws.local[i] = P::load(w[i]);
+      detail::relaxed_copy(c.store.data(), ws.local.data(), c.store.size());
     }
   }
 }

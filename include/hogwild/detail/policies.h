@@ -69,6 +69,17 @@ inline void relaxed_store(float& x, float v) {
   std::atomic_ref<float>(x).store(v, std::memory_order_relaxed);
 }
 #endif
+/// dst[i] = a relaxed atomic load of src[i] for i in [0, n): a snapshot of values other threads
+/// may be writing. On x86-64 four at a time (the dense models' snapshot of every parameter per
+/// minibatch ran one scalar move per float).
+inline void relaxed_copy(const float* src, float* dst, std::size_t n) {
+  std::size_t i = 0;
+#if defined(HOGWILD_X86_RELAXED_VECTORS)
+  for (; i + 4 <= n; i += 4) _mm_storeu_ps(dst + i, relaxed_load4(src + i));
+#endif
+  for (; i < n; ++i) dst[i] = relaxed_load(src[i]);
+}
+
 /// Read-modify-write that loses no concurrent update (compare-exchange loop).
 template <class Op>
 inline void atomic_rmw(float& x, Op&& op) {
