@@ -461,12 +461,13 @@ class Engine {
     float* replica = s.replica.data();
     float* base = s.replica_base.data();
     merge_blocks(replica, base, dim);
-    s.stats.applied += s.unmerged;
-    s.staleness_probe.publish(s.stats.applied);
     if (s.staleness_probe.on()) {
-      // The pass also re-read the shared store: the replica's next updates are read now.
+      // The pass also re-read the shared store: the replica's next updates are read now. As
+      // for single updates, the record comes before the count it publishes.
       s.refresh = s.staleness_probe.record(s.refresh, s.stats.staleness, s.unmerged_measured);
     }
+    s.stats.applied += s.unmerged;
+    s.staleness_probe.publish(s.stats.applied);
     s.unmerged = 0;
     s.unmerged_measured = 0;
     s.since_merge = 0;
@@ -559,8 +560,7 @@ class Engine {
         if (landings_) [[unlikely]] {
           send(s, Pending{at_read, r, coef, 0, measured});
         } else {
-          apply(s, r, coef);
-          if (measured) s.staleness_probe.record(at_read, s.stats.staleness);
+          apply(s, r, coef, measured ? &at_read : nullptr);
         }
       } else {
         s.delay.hold(Pending{at_read, r, coef, 0, measured}, s.stats.injected);
@@ -616,8 +616,7 @@ class Engine {
         for (const auto& [row, g] : s.batch) flight.rows.emplace_back(row, scale * g);
       } else if (!delayed_) {
         for (const auto& [row, g] : s.batch) apply_row(row, scale * g);
-        count_applied(s);
-        if (s.batch_measured) s.staleness_probe.record(s.batch_read, s.stats.staleness);
+        count_applied(s, s.batch_measured ? &s.batch_read : nullptr);
       } else {
         const std::uint32_t slot =
             s.delay.hold(Pending{s.batch_read, 0, 0.0f, static_cast<std::uint32_t>(s.batch.size()),
@@ -706,12 +705,20 @@ class Engine {
     lines(data_.values.data() + begin, data_.values.data() + end);
   }
 
-  [[gnu::always_inline]] inline void apply(WorkerState& s, std::uint32_t r, float coef) {
+  using Reading = detail::StalenessProbe::Reading;
+
+  [[gnu::always_inline]] inline void apply(WorkerState& s, std::uint32_t r, float coef,
+                                           const Reading* measured = nullptr) {
     apply_row(r, coef);
-    count_applied(s);
+    count_applied(s, measured);
   }
 
-  [[gnu::always_inline]] inline void count_applied(WorkerState& s) {
+  // Counts an update the worker has written and publishes the count. A measured update (read
+  // at `measured`) first records its staleness: the others' counts at its write, before this
+  // count lets them move on (--bounded-staleness in threads reads the published counts).
+  [[gnu::always_inline]] inline void count_applied(WorkerState& s,
+                                                   const Reading* measured = nullptr) {
+    if (measured) s.staleness_probe.record(*measured, s.stats.staleness);
     ++s.stats.applied;
     s.staleness_probe.publish(s.stats.applied);
   }
@@ -752,13 +759,12 @@ class Engine {
       return;
     }
     if (u.count == 0) {
-      apply(s, u.row, u.coef);
+      apply_row(u.row, u.coef);
     } else {
       const RowCoef* payload = s.pool.data() + std::size_t{slot} * capacity_;
       for (std::uint32_t i = 0; i < u.count; ++i) apply_row(payload[i].first, payload[i].second);
-      count_applied(s);
     }
-    if (u.measured) s.staleness_probe.record(u.read, s.stats.staleness);
+    count_applied(s, u.measured ? &u.read : nullptr);
   }
 
   // Sends update `u` (--write-latency): it lands later, by land(). Returns its entry, whose
@@ -776,12 +782,12 @@ class Engine {
     Flight& flight = s.in_flight.front();
     const Pending& u = flight.update;
     if (u.count == 0) {
-      apply(s, u.row, u.coef);
+      apply_row(u.row, u.coef);
     } else {
       for (const auto& [row, coef] : flight.rows) apply_row(row, coef);
-      count_applied(s);
     }
     if (u.measured) s.staleness_probe.record_landed(u.read, s.stats.staleness, at_ns);
+    count_applied(s);
     s.in_flight.pop();
   }
 

@@ -71,9 +71,11 @@ class StalenessProbe {
     stats.nanos.record(static_cast<std::uint64_t>(std::max<std::int64_t>(0, at_ns - at_read.ns)),
                        1);
   }
-  /// Makes this worker's applied count visible to the others' measurements.
+  /// Makes this worker's applied count visible to the others' measurements. Release: a record
+  /// made before it (which reads the others' counts) is not moved after it, where the others
+  /// could already have moved on on the strength of this count (a plain store on x86).
   void publish(std::uint64_t applied) const {
-    if (publishes_) counters_[worker_].value.store(applied, std::memory_order_relaxed);
+    if (publishes_) counters_[worker_].value.store(applied, std::memory_order_release);
   }
   /// This worker's published count, for loops that store it themselves.
   std::atomic<std::uint64_t>& counter() const { return counters_[worker_].value; }

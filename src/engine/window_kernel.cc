@@ -142,14 +142,23 @@ Evaluation evaluate_model(const Model& model, const Examples& data, const float*
       epoch, where, loss, step));
 }
 
-// Applies one update (sparse coordinates or all parameters) through the optimiser.
+// Counts an update the worker has written and publishes the count, after any staleness record
+// of it: a record reads the others' counts at the write, before this count lets them move on
+// (--bounded-staleness in threads reads the published counts).
+void count_applied(WorkerState& ws) {
+  ++ws.stats.applied;
+  ws.staleness_probe.publish(ws.stats.applied);
+}
+
+// Applies one update (sparse coordinates or all parameters) through the optimiser; a measured
+// one (read at `measured`) records its staleness.
 template <class P>
 void apply_update(const TrainConfig& config, ParamStore& store, detail::OptimizerState& state,
                   WorkerState& ws, std::span<const std::uint32_t> idx, std::span<const float> g,
-                  float eta, double t) {
+                  float eta, double t, const detail::StalenessProbe::Reading* measured) {
   detail::apply_step<P>(config.optimizer, store, state, {idx, g}, eta, t, ws.scratch);
-  ++ws.stats.applied;
-  ws.staleness_probe.publish(ws.stats.applied);
+  if (measured) ws.staleness_probe.record(*measured, ws.stats.staleness);
+  count_applied(ws);
 }
 
 template <class P>
@@ -159,8 +168,7 @@ void apply_pending(const TrainConfig& config, ParamStore& store, detail::Optimiz
   const auto& g = ws.slot_grad[slot];
   apply_update<P>(config, store, state, ws,
                   u.dense ? std::span<const std::uint32_t>{} : std::span(idx.data(), u.count),
-                  std::span(g.data(), u.count), u.eta, u.t);
-  if (u.measured) ws.staleness_probe.record(u.read, ws.stats.staleness);
+                  std::span(g.data(), u.count), u.eta, u.t, u.measured ? &u.read : nullptr);
 }
 
 // Sends update `u` with its coordinates and gradient (--write-latency): it lands later.
@@ -191,8 +199,10 @@ void land(const TrainConfig& config, ParamStore& store, detail::OptimizerState& 
           WorkerState& ws, std::int64_t at_ns) {
   const WorkerState::Flight& flight = ws.in_flight.front();
   const WorkerState::Pending& u = flight.update;
-  apply_update<P>(config, store, state, ws, flight.idx, flight.grad, u.eta, u.t);
+  detail::apply_step<P>(config.optimizer, store, state, {flight.idx, flight.grad}, u.eta, u.t,
+                        ws.scratch);
   if (u.measured) ws.staleness_probe.record_landed(u.read, ws.stats.staleness, at_ns);
+  count_applied(ws);
   ws.in_flight.pop();
 }
 
@@ -430,8 +440,7 @@ void close_window(const EpochContext& c, WorkerState& ws) {
     send(*c.landings, ws,
          {read, t, eta, static_cast<std::uint32_t>(g.size()), idx.empty(), measured}, idx, g);
   } else if (!ws.delay.on()) {
-    apply_update<P>(config, store, state, ws, idx, g, eta, t);
-    if (measured) ws.staleness_probe.record(read, ws.stats.staleness);
+    apply_update<P>(config, store, state, ws, idx, g, eta, t, measured ? &read : nullptr);
   } else {
     const std::uint32_t slot =
         ws.delay.hold({read, t, eta, static_cast<std::uint32_t>(g.size()), idx.empty(), measured},
