@@ -27,8 +27,6 @@ class Landings {
   void set_now(std::int64_t now_ns) { now_ns_ = now_ns; }
   /// Worker `worker` sent an update now.
   void sent(int worker) { queue_.push({now_ns_ + latency_ns_, order_++, worker}); }
-  /// Updates in flight.
-  std::size_t size() const { return queue_.size(); }
 
   /// Calls land(worker, at_ns) for every update due at or before `now_ns`, in landing order:
   /// the worker's oldest update in flight lands at `at_ns`.
@@ -77,8 +75,6 @@ class InFlight {
     head_ = (head_ + 1) % ring_.size();
     --size_;
   }
-  bool empty() const { return size_ == 0; }
-  std::size_t size() const { return size_; }
 
  private:
   void grow() {
