@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "cli_checkpoint.h"
+#include "cli_processes.h"
 #include "hogwild/hogwild.h"
 
 namespace hogwild_cli {
@@ -93,17 +94,32 @@ std::string csv(const hogwild::Report& report) {
   return text;
 }
 
-std::string workers_text(const hogwild::TrainConfig& c) {
-  return c.simulate > 0 ? fmt::format("{} virtual workers in one thread", c.simulate)
-                        : fmt::format("{} thread{}", c.threads, c.threads == 1 ? "" : "s");
+std::string workers_text(const hogwild::Report& report) {
+  const auto& c = report.config;
+  if (c.simulate > 0) return fmt::format("{} virtual workers in one thread", c.simulate);
+  const std::string threads = fmt::format("{} thread{}", c.threads, c.threads == 1 ? "" : "s");
+  return report.exchange ? fmt::format("{} processes x {}", report.exchange->ranks, threads)
+                         : threads;
+}
+
+// Across processes: how they shared the parameters and the staleness between them.
+void print_processes(const hogwild::ExchangeSummary& x) {
+  std::uint64_t merges = 0;
+  for (const auto m : x.merges_per_rank) merges += m;
+  const auto& st = x.staleness.updates;
+  fmt::print(
+      "processes: {} ({} every {} samples of a process), {} merges, rank 0 merging {:.3f} s; "
+      "staleness across processes: mean {:.1f} samples (p50 {}, p99 {}, max {})\n",
+      x.ranks, x.sync, x.merge_every, merges, x.merge_seconds, st.mean(), st.quantile(0.5),
+      st.quantile(0.99), st.max());
 }
 
 // The speed line, the batch sizes where they vary, and the staleness measured.
 void print_summary(const hogwild::Report& report) {
   const auto& c = report.config;
   fmt::print("{}, {}: {} samples/s ({} samples in {:.3f} s of training)\n",
-             hogwild::to_string(c.policy), workers_text(c), human_rate(report.samples_per_second),
-             report.samples, report.train_seconds);
+             hogwild::to_string(c.policy), workers_text(report),
+             human_rate(report.samples_per_second), report.samples, report.train_seconds);
   if (c.schedule->kind == hogwild::ScheduleSpec::Kind::kTime || c.schedule->batch > 1 ||
       c.speed.active()) {
     const auto& b = report.batch_sizes;
@@ -141,6 +157,7 @@ void print_summary(const hogwild::Report& report) {
     fmt::print("bounded staleness {}: workers waited for the slowest {} times, {:.6g} {}s in all\n",
                c.bounded_staleness, waits, waited, c.virtual_time ? "virtual " : "");
   }
+  if (report.exchange) print_processes(*report.exchange);
   if (const auto& st = report.staleness; st.updates.count() > 0) {
     fmt::print(
         "staleness ({} measured): mean {:.2f} updates (p50 {}, p99 {}, max {}), mean {:.2f} us{}\n",
@@ -213,8 +230,8 @@ void check_model_size(const TrainArgs& a, std::size_t parameters, const Plan& pl
 }
 
 template <class Data>
-int train_and_report(const TrainArgs& a, const StopOnSignal& stop, const Data& train,
-                     const Data* test, Plan& plan) {
+int train_and_report(const TrainArgs& a, Processes& processes, const StopOnSignal& stop,
+                     const Data& train, const Data* test, Plan& plan) {
   const auto& config = a.config;
   if (const std::size_t params = hogwild::checkpoint_parameters(plan.checkpoint); params > 0) {
     check_model_size(a, params, plan);
@@ -225,17 +242,21 @@ int train_and_report(const TrainArgs& a, const StopOnSignal& stop, const Data& t
     resumed = load_for_resume(a.resume, plan.checkpoint);
     resume_from = hogwild::resume_state(*resumed);
   }
+  // Every process has its data and options: an error any of them met stops them all here.
+  processes.ready();
   hogwild::Callbacks callbacks;
   callbacks.stop = stop.flag();
-  fmt::print("{}", plan.header);
-  if (!a.quiet) {
+  callbacks.exchange = processes.exchange();
+  const bool root = processes.root();
+  if (root) fmt::print("{}", plan.header);
+  if (root && !a.quiet) {
     print_table_header(config);
     callbacks.on_epoch = [&](const hogwild::EpochRecord& r) {
       print_epoch(r, config);
       std::fflush(stdout);
     };
   }
-  if (!a.checkpoint.empty()) {
+  if (root && !a.checkpoint.empty()) {
     callbacks.on_epoch_state = [&](const hogwild::TrainState& state) {
       hogwild::record_state(plan.checkpoint, state);
       hogwild::save_checkpoint(a.checkpoint, plan.checkpoint);
@@ -243,6 +264,7 @@ int train_and_report(const TrainArgs& a, const StopOnSignal& stop, const Data& t
   }
   const auto report =
       hogwild::train(config, train, test, callbacks, resumed ? &resume_from : nullptr);
+  if (!root) return report.interrupted ? kExitInterrupted : 0;
   if (!report.interrupted) {
     print_summary(report);
     fmt::print("{}\n", final_line(report));
@@ -314,7 +336,7 @@ std::string model_lines(const TrainArgs& a, std::size_t dim) {
 }
 
 template <class Data>
-int train_on(const TrainArgs& a, const StopOnSignal& stop, const Data& train,
+int train_on(const TrainArgs& a, Processes& processes, const StopOnSignal& stop, const Data& train,
              const std::optional<Data>& test) {
   const auto& config = a.config;
   Plan plan;
@@ -324,13 +346,14 @@ int train_on(const TrainArgs& a, const StopOnSignal& stop, const Data& train,
                 (hogwild::is_linear(config.model) && config.l2_strength() > 0 ? 2 : 0);
   plan.header = describe(plan, train, test ? &*test : nullptr);
   plan.header += model_lines(a, plan.checkpoint.features);
-  return train_and_report(a, stop, train, test ? &*test : nullptr, plan);
+  return train_and_report(a, processes, stop, train, test ? &*test : nullptr, plan);
 }
 
-}  // namespace
-
-int run_train(TrainArgs& a) {
+int train_with(TrainArgs& a, Processes& processes) {
   apply(a);
+  processes.connect(a);
+  // Rank 0 alone writes the reports and checkpoints.
+  if (!processes.root()) a.json = a.csv = a.checkpoint = "";
   for (const auto* output : {&a.json, &a.csv, &a.checkpoint}) check_writable(*output);
   const StopOnSignal stop;
   // Block order reads runs of stored examples, which must be random samples whatever order the
@@ -348,14 +371,14 @@ int run_train(TrainArgs& a) {
       if (test) test->truncate(a.limit);
     }
     order(train);
-    return train_on(a, stop, train, test);
+    return train_on(a, processes, stop, train, test);
   }
   if (a.format == "ratings") {
     auto train = hogwild::read_ratings(a.train);
     std::optional<hogwild::Ratings> test;
     if (!a.test.empty()) test = hogwild::read_ratings(a.test);
     order(train);
-    return train_on(a, stop, train, test);
+    return train_on(a, processes, stop, train, test);
   }
   const auto* linear = std::get_if<hogwild::LinearModel>(&a.config.model);
   auto train = hogwild::read_libsvm(
@@ -368,7 +391,40 @@ int run_train(TrainArgs& a) {
         {.index_base = train.zero_based ? hogwild::IndexBase::kZero : hogwild::IndexBase::kOne});
   }
   order(train);
-  return train_on(a, stop, train, test);
+  return train_on(a, processes, stop, train, test);
+}
+
+// An error of a run started by mpirun: before training, every process stops with exit `code`
+// and the lowest rank that met it prints it; during training (an error this process met alone)
+// it is printed with the rank and every process ends.
+int failed(Processes& processes, const std::exception& e, int code) {
+  if (!processes.agreed()) {
+    if (processes.prints_failure()) fmt::print(stderr, "hogwild: {}\n", e.what());
+    return code;
+  }
+  fmt::print(stderr, "hogwild: rank {}: {}\n", processes.rank(), e.what());
+  std::fflush(stderr);
+  processes.abort(code);
+}
+
+}  // namespace
+
+int run_train(TrainArgs& a) {
+  Processes processes;
+  if (!processes.mpi()) return train_with(a, processes);
+  try {
+    return train_with(a, processes);
+  } catch (const PeerFailed&) {
+    return kExitBadInput;
+  } catch (const hogwild::InputError& e) {
+    return failed(processes, e, kExitBadInput);
+  } catch (const hogwild::SystemError& e) {
+    return failed(processes, e, kExitBadInput);
+  } catch (const hogwild::DivergenceError& e) {
+    // Every process reads the same evaluations, so all of them diverge together.
+    if (processes.root()) fmt::print(stderr, "hogwild: {}\n", e.what());
+    return kExitDiverged;
+  }
 }
 
 }  // namespace hogwild_cli

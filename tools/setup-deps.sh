@@ -9,6 +9,9 @@ packages=(
   libbz2-dev liblzma-dev # ... and from .bz2 (as the LIBSVM site publishes) and .xz
   dataset-fashion-mnist # /usr/share/datasets/fashion-mnist: the softmax and MLP examples
   python3-matplotlib    # tools/plot (figures from reports and sweeps) and its test
+  # Training across processes and machines (src/dist): Open MPI's one-sided windows and
+  # collectives, and mpirun, which its tests run under.
+  openmpi-bin libopenmpi-dev
   # The Python module (python/): built with pybind11 for Debian's python3, whose numpy, scipy
   # and scikit-learn it takes data from and plugs into; pytest runs its tests.
   pybind11-dev python3-dev python3-numpy python3-scipy python3-sklearn python3-pytest

@@ -328,6 +328,18 @@ const TrainOption kTable[] = {
   {"--json", "", kReportPath, "write the full report (config, dataset, epochs) as JSON",
    arg<&A::json>},
   {"--csv", "", kReportPath, "write one row per epoch as CSV (for plotting)", arg<&A::csv>},
+  {"--sync", "", kFree, "across processes started by mpirun (mpirun -np N hogwild train ...; "
+   "each trains its part of every epoch with its threads, rank 0 prints and writes the files): "
+   "rma (one-sided: every --sync-every samples a process adds what it changed to the shared "
+   "model with MPI_Get_accumulate and reads the others' changes back, no barrier) or allreduce "
+   "(every --sync-every samples the processes average their models with MPI_Allreduce)",
+   arg<&A::sync>, [](A& a, TC&) { either("--sync", a.sync, "rma", "allreduce"); }},
+  {"--sync-every", "", kFree, "samples a process trains between its merges with the others",
+   arg<&A::sync_every>, [](A& a, TC&) {
+     if (a.sync_every == 0) {
+       throw hogwild::InputError("--sync-every: expected at least 1 sample, found 0");
+     }
+   }},
   {"--compare-serial", "", 0, "also train with --policy serial on one thread and print the "
    "speed-up", arg<&A::compare_serial>},
   {"--quiet", "", 0, "print only the summary, not the per-epoch table", arg<&A::quiet>},

@@ -46,9 +46,11 @@ struct TrainArgs {
   double init_scale = 0.1;         ///< --init-scale
   std::size_t limit = 0;           ///< --limit
   std::size_t max_parameters = kDefaultMaxParameters;  ///< --max-parameters
-  bool compare_serial = false;                         ///< --compare-serial
-  bool quiet = false;                                  ///< --quiet
-  CLI::App* command = nullptr;                         ///< the parsed `train` command
+  std::string sync = "rma";         ///< --sync: how processes started by mpirun share the model
+  std::uint64_t sync_every = 1024;  ///< --sync-every: samples of a process between its merges
+  bool compare_serial = false;      ///< --compare-serial
+  bool quiet = false;               ///< --quiet
+  CLI::App* command = nullptr;      ///< the parsed `train` command
 
   /// True when `name` ("--batch") was on the command line.
   bool given(std::string_view name) const;

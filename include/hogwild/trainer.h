@@ -15,6 +15,7 @@
 #include "hogwild/dataset.h"
 #include "hogwild/delay.h"
 #include "hogwild/dense_dataset.h"
+#include "hogwild/exchange.h"
 #include "hogwild/loss.h"
 #include "hogwild/optimizer.h"
 #include "hogwild/policy.h"
@@ -288,6 +289,8 @@ struct Report {
   StopReason stopped = StopReason::kEpochs;
   std::optional<StepCalibration> step_calibration;  ///< with --step auto
   int resumed_from = 0;  ///< the epoch the run continued from (0: a fresh start)
+  /// Trained across processes (Callbacks::exchange): what the sharing did.
+  std::optional<ExchangeSummary> exchange;
 };
 
 /// Hooks the trainer calls; all optional. Called on the caller's thread.
@@ -306,6 +309,11 @@ struct Callbacks {
   /// the records keep it as `validation`, and --patience counts its loss instead of the
   /// training loss. train() sets it for TrainConfig::validation_fraction.
   std::function<Evaluation(std::span<const float> weights)> held_out;
+  /// Several processes train the one model (hogwild/exchange.h): this process runs its workers
+  /// on its part of every epoch (the epoch's order split across all processes' workers), merges
+  /// through the exchange, and takes rank 0's evaluations. Threads only: not with simulation,
+  /// dynamic sharding, bounded staleness or held-out examples.
+  Exchange* exchange = nullptr;
 };
 
 /// Trains `config.model` on sparse (LIBSVM) data with lock-free parallel SGD: one std::jthread

@@ -29,15 +29,21 @@ constexpr std::size_t kStopStretch = 4096;
 // One epoch's row order and the split of it into workers' slices and segments.
 class EpochPlan {
  public:
-  EpochPlan(const DriverConfig& config, std::span<const std::uint32_t> order)
-      : config_(config), order_(order) {}
+  // Across processes the epoch splits into ranks x workers slices, this process's workers
+  // taking slices rank x workers onwards.
+  EpochPlan(const DriverConfig& config, std::span<const std::uint32_t> order, int rank = 0,
+            int ranks = 1)
+      : config_(config), order_(order), rank_(rank), ranks_(ranks) {}
 
   // Worker w's slice of the epoch's order.
   std::span<const std::uint32_t> slice(int worker) const {
     const std::size_t n = order_.size();
     const auto workers = static_cast<std::size_t>(config_.workers);
-    const std::size_t begin = n * static_cast<std::size_t>(worker) / workers;
-    const std::size_t end = n * static_cast<std::size_t>(worker + 1) / workers;
+    const std::size_t all = workers * static_cast<std::size_t>(ranks_);
+    const std::size_t global =
+        static_cast<std::size_t>(rank_) * workers + static_cast<std::size_t>(worker);
+    const std::size_t begin = n * global / all;
+    const std::size_t end = n * (global + 1) / all;
     return order_.subspan(begin, end - begin);
   }
   // Start of segment k of a sequence of `len` positions.
@@ -49,7 +55,57 @@ class EpochPlan {
  private:
   const DriverConfig& config_;
   std::span<const std::uint32_t> order_;
+  int rank_;
+  int ranks_;
 };
+
+// An epoch record as numbers, for a broadcast between processes: an absent optional is a
+// presence flag of 0.
+void pack_evaluation(const std::optional<Evaluation>& e, std::vector<double>& out) {
+  out.push_back(e ? 1.0 : 0.0);
+  const Evaluation v = e.value_or(Evaluation{});
+  for (const auto& field : {v.objective, v.accuracy, v.rmse}) {
+    out.push_back(field ? 1.0 : 0.0);
+    out.push_back(field.value_or(0.0));
+  }
+  out.push_back(v.loss);
+}
+
+std::optional<Evaluation> unpack_evaluation(std::span<const double>& in) {
+  const bool present = in[0] != 0;
+  Evaluation v;
+  std::optional<double>* fields[] = {&v.objective, &v.accuracy, &v.rmse};
+  for (std::size_t f = 0; f < 3; ++f) {
+    if (in[1 + 2 * f] != 0) *fields[f] = in[2 + 2 * f];
+  }
+  v.loss = in[7];
+  in = in.subspan(8);
+  return present ? std::optional(v) : std::nullopt;
+}
+
+std::vector<double> pack_record(const EpochRecord& r) {
+  std::vector<double> out{
+      static_cast<double>(r.epoch),   r.seconds, r.elapsed, r.step, r.virtual_seconds ? 1.0 : 0.0,
+      r.virtual_seconds.value_or(0.0)};
+  pack_evaluation(r.train, out);
+  pack_evaluation(r.test, out);
+  pack_evaluation(r.validation, out);
+  return out;
+}
+
+EpochRecord unpack_record(std::span<const double> in) {
+  EpochRecord r;
+  r.epoch = static_cast<int>(in[0]);
+  r.seconds = in[1];
+  r.elapsed = in[2];
+  r.step = in[3];
+  if (in[4] != 0) r.virtual_seconds = in[5];
+  in = in.subspan(6);
+  r.train = *unpack_evaluation(in);
+  r.test = unpack_evaluation(in);
+  r.validation = unpack_evaluation(in);
+  return r;
+}
 
 class Driver {
  public:
@@ -60,6 +116,12 @@ class Driver {
       result_.bound_waits.assign(workers, 0);
       result_.bound_wait_seconds.assign(workers, 0.0);
       if (!config.simulate) bound_.emplace(kernel.published_counts(), config.staleness_bound);
+    }
+    if (hooks.exchange != nullptr &&
+        (config.simulate || config.dynamic_sharding || config.staleness_bound >= 0)) {
+      throw InputError(
+          "--sync: expected threads with static sharding and no --bounded-staleness across "
+          "processes, found --simulate, --sharding dynamic or --bounded-staleness");
     }
   }
 
@@ -99,7 +161,9 @@ class Driver {
       } else {
         shuffle_epoch(order, config_.seed, epoch);
       }
-      if (!run_epoch(epoch, EpochPlan(config_, order))) {
+      const Exchange* exchange = hooks_.exchange;
+      if (!run_epoch(epoch, EpochPlan(config_, order, exchange ? exchange->rank() : 0,
+                                      exchange ? exchange->ranks() : 1))) {
         // The unfinished epoch is not recorded: the last completed one is what a checkpoint
         // holds and what a resumed run continues from.
         result_.interrupted = true;
@@ -116,13 +180,26 @@ class Driver {
  private:
   // The evaluations of the parameters at an epoch's end: training, test and held-out data.
   EpochRecord evaluated() {
-    EpochRecord record = kernel_.evaluate(true);
-    if (hooks_.held_out) {
-      TrainState state;
-      kernel_.fill_state(state);
-      record.validation = hooks_.held_out(state.weights);
+    EpochRecord record;
+    if (evaluates()) {
+      record = kernel_.evaluate(true);
+      if (hooks_.held_out) {
+        TrainState state;
+        kernel_.fill_state(state);
+        record.validation = hooks_.held_out(state.weights);
+      }
     }
-    return record;
+    return shared(record);
+  }
+
+  // Across processes only rank 0 evaluates (the parameters are equal on every process after a
+  // segment's final merge) and every process takes its record, so all decide alike.
+  bool evaluates() const { return hooks_.exchange == nullptr || hooks_.exchange->rank() == 0; }
+  EpochRecord shared(const EpochRecord& record) const {
+    if (hooks_.exchange == nullptr) return record;
+    std::vector<double> packed = pack_record(record);
+    hooks_.exchange->broadcast(packed);
+    return unpack_record(packed);
   }
 
   // The loss --patience watches: the held-out loss when examples are held out, else the
@@ -142,7 +219,14 @@ class Driver {
   }
 
   bool stop_requested() const {
-    return hooks_.stop != nullptr && hooks_.stop->load(std::memory_order_relaxed);
+    return (hooks_.stop != nullptr && hooks_.stop->load(std::memory_order_relaxed)) ||
+           (hooks_.exchange != nullptr && hooks_.exchange->stop_seen());
+  }
+
+  // After a segment: whether the run stops, agreed by every process when there are several.
+  bool segment_stops() {
+    const bool stop = stop_requested();
+    return hooks_.exchange != nullptr ? hooks_.exchange->end_segment(stop) : stop;
   }
 
   // Trains one epoch in --evals-per-epoch segments; false when the stop flag cut it short.
@@ -150,6 +234,7 @@ class Driver {
     kernel_.begin_epoch(epoch);
     double seconds = 0;
     const int segments = config_.evals_per_epoch;
+    bool stopped = false;
     for (int segment = 0; segment < segments; ++segment) {
       const bool last_segment = segment + 1 == segments;
       const auto start = Clock::now();
@@ -162,18 +247,19 @@ class Driver {
       } else {
         slice_segment(plan, segment, last_segment);
       }
+      stopped = segment_stops();  // across processes the final merge is training time
       seconds += std::chrono::duration<double>(Clock::now() - start).count();
-      if (stop_requested()) break;
+      if (stopped) break;
       if (!last_segment) {
         // A point of the loss curve within the epoch; evaluation time is not training time.
-        const EpochRecord probe = kernel_.evaluate(false);
+        const EpochRecord probe = shared(evaluates() ? kernel_.evaluate(false) : EpochRecord{});
         result_.curve.push_back(
             {result_.elapsed + seconds, kernel_.applied(), probe.train.loss,
              config_.virtual_time ? std::optional(virtual_seconds()) : std::nullopt});
       }
     }
     result_.elapsed += seconds;
-    if (stop_requested()) return false;
+    if (stopped) return false;
     result_.samples += config_.rows;
     EpochRecord done = evaluated();
     done.epoch = epoch;
@@ -222,14 +308,30 @@ class Driver {
   // between which it looks at the stop flag.
   void slice_segment(const EpochPlan& plan, int segment, bool last_segment) {
     reset_bound();
+    Exchange* exchange = hooks_.exchange;
+    if (exchange != nullptr) {
+      std::uint64_t positions = 0;
+      for (int worker = 0; worker < config_.workers; ++worker) {
+        const std::size_t len = plan.slice(worker).size();
+        positions += plan.part(len, segment + 1) - plan.part(len, segment);
+      }
+      exchange->begin_segment(positions);
+    }
+    // Across processes a worker's stretches end where its process's merges fall due.
+    const std::size_t stretch_cap = exchange != nullptr
+                                        ? static_cast<std::size_t>(std::clamp<std::uint64_t>(
+                                              exchange->merge_every(), 1, kStopStretch))
+                                        : kStopStretch;
     run_workers(config_.workers, [&](int worker) {
       const auto slice = plan.slice(worker);
       const std::size_t end = plan.part(slice.size(), segment + 1);
       for (std::size_t first = plan.part(slice.size(), segment); first < end;) {
         if (stop_requested() || kernel_.failed()) break;
-        const std::size_t last = std::min(end, first + bounded_stretch(worker));
+        const std::size_t last =
+            std::min({end, first + bounded_stretch(worker), first + stretch_cap});
         if (last == first) break;  // stopped while waiting for the slowest worker
         kernel_.run_range(worker, slice.data(), first, last, slice.size());
+        if (exchange != nullptr) exchange->after_range(last - first);
         first = last;
       }
       // Its last, partly filled, minibatch is written before the others stop counting it.
@@ -474,9 +576,11 @@ DriverResult drive(const DriverConfig& config, Kernel& kernel, const DriverHooks
 
 void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
                 const Callbacks& callbacks, const TrainState* resume,
-                std::span<const WorkerStats* const> workers, const ParamStore& store) {
+                std::span<const WorkerStats* const> workers, ParamStore& store, Policy policy) {
   DriverHooks hooks{
-      callbacks.on_epoch, callbacks.on_epoch_state, callbacks.stop, callbacks.held_out, {}};
+      callbacks.on_epoch, callbacks.on_epoch_state, callbacks.stop, callbacks.held_out, {},
+      callbacks.exchange};
+  if (hooks.exchange != nullptr) hooks.exchange->attach(store.values(), policy);
   if (config.virtual_time) {
     for (int k = 0; k < config.workers; ++k) hooks.clocks.push_back(callbacks.clock(k).get());
   }
@@ -493,6 +597,7 @@ void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
   report.samples_per_second =
       result.elapsed > 0 ? static_cast<double>(report.samples) / result.elapsed : 0.0;
   report.weights = store.snapshot();
+  if (hooks.exchange != nullptr) report.exchange = hooks.exchange->summary();
   summarise_workers(workers, config.rows, report);
   for (std::size_t k = 0; k < result.bound_waits.size(); ++k) {
     report.workers[k].bound_waits = result.bound_waits[k];

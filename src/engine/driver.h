@@ -43,6 +43,9 @@ struct DriverHooks {
   std::function<Evaluation(std::span<const float> weights)> held_out;
   /// Virtual time: each virtual worker's clock.
   std::vector<WorkerClock*> clocks;
+  /// Several processes (Callbacks::exchange): this process's workers take their part of each
+  /// epoch, merge through it, and take rank 0's evaluations.
+  Exchange* exchange = nullptr;
 };
 
 /// The run as the driver saw it.
@@ -88,6 +91,6 @@ inline DriverConfig driver_config(const TrainConfig& config, std::size_t rows, i
 /// curve, counts, the workers' sums, times and the final parameters.
 void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
                 const Callbacks& callbacks, const TrainState* resume,
-                std::span<const WorkerStats* const> workers, const ParamStore& store);
+                std::span<const WorkerStats* const> workers, ParamStore& store, Policy policy);
 
 }  // namespace hogwild::detail

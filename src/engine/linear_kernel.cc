@@ -1029,7 +1029,8 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   const auto kernel = make_linear_kernel(run);
   std::vector<const WorkerStats*> measured;
   for (const auto& state : states) measured.push_back(&state.stats);
-  drive_into(report, driver_config(config, n, workers), *kernel, clocks, resume, measured, store);
+  drive_into(report, driver_config(config, n, workers), *kernel, clocks, resume, measured, store,
+             config.policy);
   return report;
 }
 

@@ -761,7 +761,7 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
   std::vector<const WorkerStats*> measured;
   for (const auto& ws : workers) measured.push_back(&ws->stats);
   drive_into(report, driver_config(config, n, worker_count), *kernel, clocks, resume, measured,
-             store);
+             store, config.policy);
   return report;
 }
 

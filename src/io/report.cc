@@ -316,6 +316,21 @@ using detail::histogram_json;
 
 namespace {
 
+// Trained across processes: how they shared the parameters, and the staleness across them in
+// the keys of the staleness across threads.
+void add_exchange(ordered_json& json, const Report& report) {
+  if (!report.exchange) return;
+  const ExchangeSummary& x = *report.exchange;
+  json["staleness"]["across_processes"] = detail::staleness_json(x.staleness);
+  json["processes"] = {{"ranks", x.ranks},
+                       {"sync", x.sync},
+                       {"merge_every", x.merge_every},
+                       {"merges", x.merges},
+                       {"merges_per_rank", x.merges_per_rank},
+                       {"merge_seconds", x.merge_seconds},
+                       {"bytes", x.bytes}};
+}
+
 // The report of a linear run.
 ordered_json linear_report_json(const Report& report) {
   const bool classifier = is_classifier(std::get<LinearModel>(report.config.model).loss);
@@ -337,6 +352,7 @@ ordered_json linear_report_json(const Report& report) {
   json["updates"] = {{"computed", report.updates_computed}, {"applied", report.updates_applied}};
   json["staleness"] = detail::staleness_report_json(report.staleness, report.staleness_per_worker,
                                                     report.config.staleness_sample);
+  add_exchange(json, report);
   json["coherence"] = detail::coherence_json(report.coherence);
   json["batch_size"] = detail::batch_size_json(report.batch_sizes, report.workers);
   if (report.config.bounded_staleness >= 0)
@@ -385,6 +401,7 @@ ordered_json model_report_json(const Report& report) {
   json["updates"] = {{"computed", report.updates_computed}, {"applied", report.updates_applied}};
   json["staleness"] = detail::staleness_report_json(report.staleness, report.staleness_per_worker,
                                                     report.config.staleness_sample);
+  add_exchange(json, report);
   json["coherence"] = detail::coherence_json(report.coherence);
   json["delay"] = detail::delay_json(report.config.delay, report.injected_delays);
   json["batch_size"] = detail::batch_size_json(report.batch_sizes, report.workers);

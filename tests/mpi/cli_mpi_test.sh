@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# `hogwild train` across processes under mpirun, one case per ctest test:
+#
+#   cli_mpi_test.sh CASE HOGWILD WORK_DIR MPIRUN [MPIRUN_FLAGS...]
+#
+#   accuracy      2 and 3 processes, rma and allreduce, reach the test accuracy of one process
+#                 within 1 point on the RCV1-like data; the report counts staleness across them
+#   reproducible  allreduce with one thread per process and a fixed seed: two runs agree to the
+#                 last digit of every loss
+#   bad_input     a missing or malformed training file, or an unwritable report, on one process:
+#                 every process exits 2 and the path:line message is printed once
+#   rank_dies     a process killed mid-run: mpirun exits non-zero (the job ends, no hang)
+#   interrupt     SIGINT to mpirun: every process stops cleanly, rank 0 says where, its checkpoint
+#                 holds the last completed epoch and resumes on another process count
+#
+# No assertion reads the clock: waits poll for a file or a process, under a generous bound that
+# only turns a hang into a failure.
+set -euo pipefail
+case_name=$1 hogwild=$2 work=$3
+shift 3
+mpirun=("$@")
+
+fail() {
+  echo "FAIL ($case_name): $*" >&2
+  exit 1
+}
+# json FILE EXPR: a value of a JSON report (python3: any build reads JSON).
+json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# Polls until the command succeeds, at most $1 seconds (a hang guard, not a timing check).
+wait_for() {
+  local limit=$1
+  shift
+  for ((i = 0; i < limit * 10; i++)); do
+    if "$@"; then return 0; fi
+    sleep 0.1
+  done
+  fail "waited ${limit}s for: $*"
+}
+
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+
+# A small data set for the failure cases: 20000 rows, many epochs when a run must last.
+small() {
+  "$hogwild" gen sparse --rows 20000 --features 5000 --nnz-per-row 20 --seed 3 \
+    --out small.svm 2>/dev/null
+}
+
+case $case_name in
+  accuracy)
+    "$hogwild" gen sparse --rows 100000 --features 47236 --nnz-per-row 75 --zipf 1 --noise 0.05 \
+      --seed 1 --out rcv1.svm --test-rows 20000 --test-out rcv1.test.svm 2>/dev/null
+    common=(train --train rcv1.svm --test rcv1.test.svm --threads 1 --epochs 10 --quiet)
+    "$hogwild" "${common[@]}" --json single.json >/dev/null
+    single=$(json single.json "r['final']['test_accuracy']")
+    for np in 2 3; do
+      for sync in rma allreduce; do
+        "${mpirun[@]}" -np "$np" "$hogwild" "${common[@]}" --sync "$sync" --json "$np-$sync.json" \
+          >/dev/null
+        accuracy=$(json "$np-$sync.json" "r['final']['test_accuracy']")
+        echo "$np processes, $sync: test accuracy $accuracy (one process: $single)"
+        python3 -c "import sys; sys.exit(abs($accuracy - $single) > 0.01)" ||
+          fail "$np processes, $sync: test accuracy $accuracy, one process $single"
+        [[ $(json "$np-$sync.json" "r['processes']['ranks']") == "$np" ]] ||
+          fail "$np-$sync.json: processes.ranks is not $np"
+        [[ $(json "$np-$sync.json" "r['processes']['sync']") == "$sync" ]] ||
+          fail "$np-$sync.json: processes.sync is not $sync"
+        # Every sample merged counts once in the staleness across processes.
+        merged=$(json "$np-$sync.json" "r['staleness']['across_processes']['samples']")
+        samples=$(json "$np-$sync.json" "r['samples']")
+        [[ $merged == "$samples" ]] || fail "$np $sync: $merged samples merged of $samples"
+      done
+    done
+    ;;
+  reproducible)
+    small
+    for np in 2 3; do
+      for run in 1 2; do
+        "${mpirun[@]}" -np "$np" "$hogwild" train --train small.svm --threads 1 --epochs 4 \
+          --evals-per-epoch 2 --seed 7 --sync allreduce --sync-every 100 --quiet \
+          --json "$np-$run.json" >/dev/null
+      done
+      losses="[(e['epoch'], repr(e['train_loss'])) for e in r['epochs']], repr(r['final'])"
+      first=$(json "$np-1.json" "$losses")
+      second=$(json "$np-2.json" "$losses")
+      [[ $first == "$second" ]] || fail "$np processes: two runs differ: $first vs $second"
+      echo "$np processes: two runs agree: ${first:0:120}..."
+    done
+    ;;
+  bad_input)
+    small
+    printf '1 1:0.5\n-1 3:x\n' >bad.svm
+    expect_once() {  # expect_once PATTERN MPIRUN_ARGS...: exit 2, PATTERN printed once
+      local pattern=$1 code=0
+      shift
+      "${mpirun[@]}" "$@" >out.txt 2>err.txt || code=$?
+      [[ $code == 2 ]] || fail "exit $code, expected 2: $(cat err.txt)"
+      local count
+      count=$(grep -c "^hogwild: .*$pattern" err.txt || true)
+      [[ $count == 1 ]] || fail "'$pattern' printed $count times: $(cat err.txt)"
+      echo "exit 2, printed once: $(grep "^hogwild: " err.txt)"
+    }
+    run=("$hogwild" train --threads 1 --epochs 1 --quiet)
+    # The file is missing on rank 1 alone (mpirun's MPMD form gives each rank its command).
+    expect_once "missing.svm: cannot open" -np 1 "${run[@]}" --train small.svm : \
+      -np 1 "${run[@]}" --train missing.svm
+    expect_once "bad.svm:2: expected a numeric value" -np 2 "${run[@]}" --train small.svm : \
+      -np 1 "${run[@]}" --train bad.svm
+    expect_once "bad.svm:2: expected a numeric value" -np 3 "${run[@]}" --train bad.svm
+    expect_once "no/such/dir/r.json: cannot write" -np 2 "${run[@]}" --train small.svm \
+      --json no/such/dir/r.json
+    expect_once "--sync: expected rma or allreduce" -np 2 "${run[@]}" --train small.svm \
+      --sync gossip
+    ;;
+  rank_dies)
+    small
+    "${mpirun[@]}" -np 3 "$hogwild" train --train "$work/small.svm" --threads 1 --epochs 1000000 \
+      --quiet --checkpoint ck.bin >out.txt 2>err.txt &
+    job=$!
+    wait_for 120 test -s ck.bin  # every rank is training
+    ranks() { pgrep -f "^$hogwild train --train $work/small.svm" || true; }
+    victim=$(ranks | tail -n 1)
+    [[ -n $victim ]] || fail "no rank process found"
+    kill -9 "$victim"
+    code=0
+    timeout 120 tail --pid="$job" -f /dev/null || fail "mpirun still runs 120 s after a rank died"
+    wait "$job" || code=$?
+    [[ $code != 0 ]] || fail "mpirun exited 0 after a rank was killed"
+    [[ -z $(ranks) ]] || fail "ranks left running: $(ranks)"
+    echo "a rank killed: mpirun exited $code, no rank left"
+    ;;
+  interrupt)
+    small
+    args=(train --train small.svm --threads 1 --seed 5)
+    "${mpirun[@]}" --output-filename out -np 2 "$hogwild" "${args[@]}" --epochs 1000000 --quiet \
+      --checkpoint ck.bin >mpirun.txt 2>&1 &
+    job=$!
+    wait_for 120 test -s ck.bin
+    kill -INT "$job"
+    code=0
+    timeout 120 tail --pid="$job" -f /dev/null || fail "mpirun still runs 120 s after SIGINT"
+    wait "$job" || code=$?
+    [[ $code != 0 ]] || fail "mpirun exited 0 after SIGINT"
+    # mpirun passes SIGINT on to every process as SIGTERM; each stops cleanly (no kill, which
+    # would leave rank 0 silent), rank 0 printing where it stopped.
+    said=$(cat out/*/rank.0/stderr)
+    [[ $said =~ interrupted\ by\ SIG(TERM|INT)\ after\ epoch\ ([0-9]+)\;\ ck.bin\ holds\ epoch\ ([0-9]+) ]] ||
+      fail "rank 0 did not report a clean stop: $said"
+    epoch=${BASH_REMATCH[2]}
+    [[ ${BASH_REMATCH[3]} == "$epoch" ]] || fail "$said"
+    echo "mpirun exited $code; rank 0: $said"
+    # The checkpoint continues on three processes.
+    "${mpirun[@]}" -np 3 "$hogwild" "${args[@]}" --epochs $((epoch + 2)) --resume ck.bin --quiet \
+      --json resumed.json >/dev/null
+    [[ $(json resumed.json "r['resumed_from']") == "$epoch" ]] || fail "resumed_from is not $epoch"
+    [[ $(json resumed.json "r['final']['epoch']") == $((epoch + 2)) ]] ||
+      fail "the resumed run did not end at epoch $((epoch + 2))"
+    echo "resumed from epoch $epoch on 3 processes"
+    ;;
+  *)
+    fail "unknown case"
+    ;;
+esac

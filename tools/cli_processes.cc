@@ -1,0 +1,104 @@
+#include "cli_processes.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "hogwild/error.h"
+
+#ifdef HOGWILD_HAS_MPI
+#include <mpi.h>
+
+#include "hogwild/mpi_exchange.h"
+#endif
+
+namespace hogwild_cli {
+namespace {
+
+#ifdef HOGWILD_HAS_MPI
+// MPI lives as long as the process: MPI_Finalize runs at exit, after every exchange is gone.
+std::optional<hogwild::MpiSession>& session() {
+  static std::optional<hogwild::MpiSession> s;
+  return s;
+}
+#endif
+
+#ifndef HOGWILD_HAS_MPI
+// The process count a launcher announces, 0 when none started this process.
+int launched_ranks() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    if (const char* value = std::getenv(name)) return std::atoi(value);
+  }
+  return 0;
+}
+#endif
+
+}  // namespace
+
+Processes::Processes() {
+#ifdef HOGWILD_HAS_MPI
+  if (hogwild::MpiSession::launched()) {
+    if (!session()) session().emplace(nullptr, nullptr);
+    rank_ = session()->rank();
+    ranks_ = session()->ranks();
+    mpi_ = true;
+  }
+#endif
+}
+
+Processes::~Processes() = default;
+
+void Processes::connect(const TrainArgs& args) {
+  const bool asked = args.given("--sync") || args.given("--sync-every");
+#ifdef HOGWILD_HAS_MPI
+  if (!mpi_ && asked) {
+    throw hogwild::InputError(
+        "--sync: expected a run started by mpirun (mpirun -np N hogwild train ...), found a "
+        "single process");
+  }
+  if (!mpi_ || (ranks_ == 1 && !asked)) return;
+  if (args.compare_serial) {
+    throw hogwild::InputError(fmt::format(
+        "--compare-serial: expected a single process, found {} started by mpirun", ranks_));
+  }
+  exchange_ =
+      hogwild::make_mpi_exchange(*session(), hogwild::parse_sync_mode(args.sync), args.sync_every);
+#else
+  if (asked) {
+    throw hogwild::InputError(
+        "--sync: expected a hogwild built with MPI (cmake -DHOGWILD_MPI=ON with Open MPI's "
+        "libopenmpi-dev), found a build without it");
+  }
+  if (const int ranks = launched_ranks(); ranks > 1) {
+    throw hogwild::InputError(fmt::format(
+        "mpirun: started as one of {} processes, but this hogwild was built without MPI "
+        "(cmake -DHOGWILD_MPI=ON with Open MPI's libopenmpi-dev): each would train alone",
+        ranks));
+  }
+#endif
+}
+
+void Processes::ready() {
+#ifdef HOGWILD_HAS_MPI
+  if (mpi_ && session()->first_failure(false) >= 0) throw PeerFailed();
+#endif
+  agreed_ = true;
+}
+
+bool Processes::prints_failure() {
+#ifdef HOGWILD_HAS_MPI
+  if (mpi_ && !agreed_) return session()->first_failure(true) == rank_;
+#endif
+  return true;
+}
+
+void Processes::abort(int code) const {
+#ifdef HOGWILD_HAS_MPI
+  if (mpi_ && ranks_ > 1) MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+  std::exit(code);
+}
+
+}  // namespace hogwild_cli

@@ -1,0 +1,68 @@
+#pragma once
+
+// `hogwild train` across processes: started by mpirun, every process trains its part of the
+// model's epochs, rank 0 alone prints and writes files, and an error any process meets before
+// training stops them all with its message printed once.
+
+#include <memory>
+#include <stdexcept>
+
+#include "hogwild/exchange.h"
+#include "train_options.h"
+
+namespace hogwild_cli {
+
+/// Exit codes of `hogwild train` (as `hogwild --help` lists them).
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitDiverged = 3;
+
+/// Another process met an error before training; it printed the message.
+class PeerFailed : public std::runtime_error {
+ public:
+  PeerFailed() : std::runtime_error("another process failed") {}
+};
+
+/// The processes a `hogwild train` runs on: one, or those mpirun started.
+class Processes {
+ public:
+  /// Initialises MPI when a launcher started this process (built with HOGWILD_MPI).
+  Processes();
+  /// Finalises MPI.
+  ~Processes();
+  /// One per process.
+  Processes(const Processes&) = delete;
+  /// One per process.
+  Processes& operator=(const Processes&) = delete;
+
+  /// This process's rank (0 without MPI).
+  int rank() const { return rank_; }
+  /// Number of processes (1 without MPI).
+  int ranks() const { return ranks_; }
+  /// True on the process that prints, reports and checkpoints.
+  bool root() const { return rank_ == 0; }
+  /// True when an MPI launcher started this process.
+  bool mpi() const { return mpi_; }
+  /// Makes the parameter exchange from --sync and --sync-every (InputError when this build or
+  /// launch cannot train across processes).
+  void connect(const TrainArgs& args);
+  /// The exchange training uses, or nullptr for one process.
+  hogwild::Exchange* exchange() const { return exchange_.get(); }
+  /// Collective, before training: throws PeerFailed when another process met an error.
+  void ready();
+  /// Collective for an error met before ready(): true when this process should print it (the
+  /// lowest rank that failed).
+  bool prints_failure();
+  /// After ready(), an error only this process met: ends every process with `code`.
+  [[noreturn]] void abort(int code) const;
+  /// True once ready() passed.
+  bool agreed() const { return agreed_; }
+
+ private:
+  int rank_ = 0;
+  int ranks_ = 1;
+  bool agreed_ = false;
+  bool mpi_ = false;
+  std::unique_ptr<hogwild::Exchange> exchange_;
+};
+
+}  // namespace hogwild_cli
