@@ -51,7 +51,8 @@ Processes::Processes() {
 Processes::~Processes() = default;
 
 void Processes::connect(const TrainArgs& args) {
-  const bool asked = args.given("--sync") || args.given("--sync-every");
+  const bool asked =
+      args.given("--sync") || args.given("--sync-every") || args.given("--sync-bound");
 #ifdef HOGWILD_HAS_MPI
   if (!mpi_ && asked) {
     throw hogwild::InputError(
@@ -59,12 +60,19 @@ void Processes::connect(const TrainArgs& args) {
         "single process");
   }
   if (!mpi_ || (ranks_ == 1 && !asked)) return;
+  const auto& c = args.config;
+  if (c.simulate > 0 || c.dynamic_sharding || c.bounded_staleness >= 0) {
+    throw hogwild::InputError(
+        "--sync: expected threads with static sharding and no --bounded-staleness across "
+        "processes, found --simulate, --sharding dynamic or --bounded-staleness (across "
+        "processes, --sync-bound bounds the staleness)");
+  }
   if (args.compare_serial) {
     throw hogwild::InputError(fmt::format(
         "--compare-serial: expected a single process, found {} started by mpirun", ranks_));
   }
-  exchange_ =
-      hogwild::make_mpi_exchange(*session(), hogwild::parse_sync_mode(args.sync), args.sync_every);
+  exchange_ = hogwild::make_mpi_exchange(*session(), hogwild::parse_sync_mode(args.sync),
+                                         args.sync_every, args.sync_bound);
 #else
   if (asked) {
     throw hogwild::InputError(
@@ -92,6 +100,12 @@ bool Processes::prints_failure() {
   if (mpi_ && !agreed_) return session()->first_failure(true) == rank_;
 #endif
   return true;
+}
+
+void Processes::finish() const {
+#ifdef HOGWILD_HAS_MPI
+  if (mpi_ && ranks_ > 1) MPI_Barrier(MPI_COMM_WORLD);
+#endif
 }
 
 void Processes::abort(int code) const {

@@ -52,6 +52,8 @@ class Processes {
   /// Collective for an error met before ready(): true when this process should print it (the
   /// lowest rank that failed).
   bool prints_failure();
+  /// Collective at the end of a run: waits until every process got there.
+  void finish() const;
   /// After ready(), an error only this process met: ends every process with `code`.
   [[noreturn]] void abort(int code) const;
   /// True once ready() passed.

@@ -112,6 +112,10 @@ void print_processes(const hogwild::ExchangeSummary& x) {
       "staleness across processes: mean {:.1f} samples (p50 {}, p99 {}, max {})\n",
       x.ranks, x.sync, x.merge_every, merges, x.merge_seconds, st.mean(), st.quantile(0.5),
       st.quantile(0.99), st.max());
+  if (x.bound >= 0) {
+    fmt::print("bounded staleness across processes {}: rank 0 waited {} times, {:.3f} s\n", x.bound,
+               x.bound_waits, x.bound_wait_seconds);
+  }
 }
 
 // The speed line, the batch sizes where they vary, and the staleness measured.
@@ -412,19 +416,24 @@ int failed(Processes& processes, const std::exception& e, int code) {
 int run_train(TrainArgs& a) {
   Processes processes;
   if (!processes.mpi()) return train_with(a, processes);
+  int code = 0;
   try {
-    return train_with(a, processes);
+    code = train_with(a, processes);
   } catch (const PeerFailed&) {
-    return kExitBadInput;
+    code = kExitBadInput;
   } catch (const hogwild::InputError& e) {
-    return failed(processes, e, kExitBadInput);
+    code = failed(processes, e, kExitBadInput);
   } catch (const hogwild::SystemError& e) {
-    return failed(processes, e, kExitBadInput);
+    code = failed(processes, e, kExitBadInput);
   } catch (const hogwild::DivergenceError& e) {
     // Every process reads the same evaluations, so all of them diverge together.
     if (processes.root()) fmt::print(stderr, "hogwild: {}\n", e.what());
-    return kExitDiverged;
+    code = kExitDiverged;
   }
+  // No process exits before rank 0 has printed and written its files: mpirun ends the job when
+  // one process exits non-zero, cutting rank 0 short.
+  processes.finish();
+  return code;
 }
 
 }  // namespace hogwild_cli

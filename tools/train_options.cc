@@ -340,6 +340,16 @@ const TrainOption kTable[] = {
        throw hogwild::InputError("--sync-every: expected at least 1 sample, found 0");
      }
    }},
+  {"--sync-bound", "", kFree, "with --sync rma, bounded staleness across processes (stale "
+   "synchronous parallel): a process does not start its merge c + S + 1 before every process "
+   "has made merge c, so the samples the others merge between a process's merges stay within "
+   "(processes - 1) x 2 (S + 1) x --sync-every; -1 = no bound",
+   arg<&A::sync_bound>, [](A& a, TC&) {
+     if (a.sync_bound < -1) {
+       throw hogwild::InputError(
+           fmt::format("--sync-bound: expected -1 (none) or a bound >= 0, found {}", a.sync_bound));
+     }
+   }},
   {"--compare-serial", "", 0, "also train with --policy serial on one thread and print the "
    "speed-up", arg<&A::compare_serial>},
   {"--quiet", "", 0, "print only the summary, not the per-epoch table", arg<&A::quiet>},

@@ -48,6 +48,7 @@ struct TrainArgs {
   std::size_t max_parameters = kDefaultMaxParameters;  ///< --max-parameters
   std::string sync = "rma";         ///< --sync: how processes started by mpirun share the model
   std::uint64_t sync_every = 1024;  ///< --sync-every: samples of a process between its merges
+  int sync_bound = -1;              ///< --sync-bound: SSP across processes (rma); -1 = none
   bool compare_serial = false;      ///< --compare-serial
   bool quiet = false;               ///< --quiet
   CLI::App* command = nullptr;      ///< the parsed `train` command

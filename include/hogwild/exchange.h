@@ -24,6 +24,9 @@ struct ExchangeSummary {
   double merge_seconds = 0;       ///< time spent in them (workers of the process wait none)
   std::uint64_t bytes = 0;        ///< bytes this process sent and received in merges
   std::vector<std::uint64_t> merges_per_rank;  ///< every process's merges (rank 0 gathers)
+  int bound = -1;                              ///< --sync-bound S; -1 = none
+  std::uint64_t bound_waits = 0;               ///< times this process waited for the slowest
+  double bound_wait_seconds = 0;               ///< and for how long
   /// Staleness across processes: for each merged update, the updates other processes added
   /// to the model between this process's read of it (its previous merge) and its write (this
   /// merge), all processes; the nanoseconds between the two.

@@ -56,8 +56,10 @@ class MpiSession {
 };
 
 /// Shares the parameters of a run across the session's processes: merges every `merge_every`
-/// samples of a process, `mode` deciding how.
+/// samples of a process, `mode` deciding how. `bound` >= 0 (rma only) bounds the staleness
+/// across processes (stale synchronous parallel): a process does not start its merge
+/// c + bound + 1 before every process has made merge c; -1 = no bound.
 std::unique_ptr<Exchange> make_mpi_exchange(const MpiSession& session, SyncMode mode,
-                                            std::uint64_t merge_every);
+                                            std::uint64_t merge_every, int bound = -1);
 
 }  // namespace hogwild

@@ -14,6 +14,7 @@
 #include <exception>
 #include <mutex>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include "hogwild/error.h"
@@ -71,9 +72,18 @@ struct MergeRecord {
 
 class MpiExchange final : public Exchange {
  public:
-  MpiExchange(const MpiSession& session, SyncMode mode, std::uint64_t merge_every)
-      : rank_(session.rank()), ranks_(session.ranks()), mode_(mode), every_(merge_every) {
+  MpiExchange(const MpiSession& session, SyncMode mode, std::uint64_t merge_every, int bound)
+      : rank_(session.rank()),
+        ranks_(session.ranks()),
+        mode_(mode),
+        every_(merge_every),
+        bound_(bound) {
     if (merge_every == 0) throw InputError("--sync-every: expected at least 1 sample, found 0");
+    if (bound >= 0 && mode != SyncMode::kRma) {
+      throw InputError(
+          "--sync-bound: expected --sync rma, found --sync allreduce (which waits "
+          "for every process at each merge)");
+    }
   }
 
   ~MpiExchange() override {
@@ -116,6 +126,7 @@ class MpiExchange final : public Exchange {
             "MPI_Allreduce");
       planned_ = fewest / every_;
     }
+    if (bound_ >= 0) align_clocks();
   }
 
   void after_range(std::uint64_t samples) override {
@@ -123,6 +134,7 @@ class MpiExchange final : public Exchange {
     if ((before + samples) / every_ == before / every_) return;
     std::lock_guard lock(mutex_);
     if (mode_ == SyncMode::kRma) {
+      if (bound_ >= 0) wait_for_slowest();
       merge_rma();
     } else if (done_ < planned_) {
       ++done_;
@@ -136,6 +148,11 @@ class MpiExchange final : public Exchange {
     std::lock_guard lock(mutex_);
     bool any_stop = false;
     if (mode_ == SyncMode::kRma) {
+      // A process done with its segment holds nobody back.
+      if (bound_ >= 0) {
+        retired_at_ = clock_;
+        publish_clock(kRetired);
+      }
       merge_rma();
       // Every process's merge has completed (flushed) before any passes this reduction.
       const int mine = stop ? 1 : 0;
@@ -171,6 +188,9 @@ class MpiExchange final : public Exchange {
     s.merges = merges_;
     s.merge_seconds = merge_seconds_;
     s.bytes = bytes_;
+    s.bound = bound_;
+    s.bound_waits = bound_waits_;
+    s.bound_wait_seconds = bound_wait_seconds_;
     s.merges_per_rank.resize(static_cast<std::size_t>(ranks_));
     check(MPI_Gather(&merges_, 1, MPI_UINT64_T, s.merges_per_rank.data(), 1, MPI_UINT64_T, 0,
                      MPI_COMM_WORLD),
@@ -193,11 +213,14 @@ class MpiExchange final : public Exchange {
                            MPI_COMM_WORLD, &memory, &window_),
           "MPI_Win_allocate");
     std::copy_n(params_.begin() + static_cast<std::ptrdiff_t>(lo(rank_)), own, memory);
+    // Rank 0's counters: the samples merged by all, then each process's merges (its SSP clock).
+    const std::size_t counters = 1 + static_cast<std::size_t>(ranks_);
     std::uint64_t* counter = nullptr;
-    check(MPI_Win_allocate(rank_ == 0 ? sizeof(std::uint64_t) : 0, sizeof(std::uint64_t),
-                           MPI_INFO_NULL, MPI_COMM_WORLD, &counter, &counter_window_),
+    check(MPI_Win_allocate(static_cast<MPI_Aint>(rank_ == 0 ? counters * sizeof(std::uint64_t) : 0),
+                           sizeof(std::uint64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &counter,
+                           &counter_window_),
           "MPI_Win_allocate");
-    if (rank_ == 0) *counter = 0;
+    if (rank_ == 0) std::fill_n(counter, counters, 0);
     check(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_), "MPI_Win_lock_all");
     check(MPI_Win_lock_all(MPI_MODE_NOCHECK, counter_window_), "MPI_Win_lock_all");
     MPI_Win_sync(window_);
@@ -229,6 +252,13 @@ class MpiExchange final : public Exchange {
     std::uint64_t before = 0;
     check(MPI_Fetch_and_op(&own, &before, MPI_UINT64_T, 0, 0, MPI_SUM, counter_window_),
           "MPI_Fetch_and_op");
+    if (bound_ >= 0 && clock_ != kRetired) {
+      const std::uint64_t one = 1;
+      check(MPI_Accumulate(&one, 1, MPI_UINT64_T, 0, clock_slot(rank_), 1, MPI_UINT64_T, MPI_SUM,
+                           counter_window_),
+            "MPI_Accumulate");
+      ++clock_;
+    }
     check(MPI_Win_flush_all(window_), "MPI_Win_flush_all");
     check(MPI_Win_flush(0, counter_window_), "MPI_Win_flush");
     for (std::size_t i = 0; i < params_.size(); ++i) {
@@ -238,6 +268,65 @@ class MpiExchange final : public Exchange {
     }
     finish_merge(before - std::min(before, total_after_), own, start);
     total_after_ = before + own;
+  }
+
+  // --sync-bound S (stale synchronous parallel across processes): each process's clock is
+  // the merges it made; a process does not start merge c + S + 1 before every process made
+  // merge c. Clocks live on rank 0 beside the merged-sample count.
+  static constexpr std::uint64_t kRetired = std::uint64_t{1} << 62;
+  // How long a process waits for the slowest before it gives up: a process that stopped
+  // merging without ending its segment (a hang, not a slow peer; a dead one ends the job).
+  static constexpr double kBoundTimeoutSeconds = 300;
+
+  static MPI_Aint clock_slot(int rank) { return 1 + rank; }
+
+  // Sets this process's clock on rank 0.
+  void publish_clock(std::uint64_t value) {
+    clock_ = value;
+    check(MPI_Accumulate(&value, 1, MPI_UINT64_T, 0, clock_slot(rank_), 1, MPI_UINT64_T,
+                         MPI_REPLACE, counter_window_),
+          "MPI_Accumulate");
+    check(MPI_Win_flush(0, counter_window_), "MPI_Win_flush");
+  }
+
+  // At a segment's start (collective): every clock restarts from the largest, so a segment's
+  // uneven merge counts do not carry over.
+  void align_clocks() {
+    std::uint64_t mine = clock_ == kRetired ? retired_at_ : clock_;
+    std::uint64_t largest = 0;
+    check(MPI_Allreduce(&mine, &largest, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD),
+          "MPI_Allreduce");
+    publish_clock(largest);
+    check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  }
+
+  // Before a merge: waits while this process is more than S merges ahead of the slowest.
+  void wait_for_slowest() {
+    const auto start = Clock::now();
+    bool waited = false;
+    std::vector<std::uint64_t> clocks(static_cast<std::size_t>(ranks_));
+    const std::vector<std::uint64_t> none(clocks.size(), 0);
+    for (int spins = 0;; ++spins) {
+      check(
+          MPI_Get_accumulate(none.data(), ranks_, MPI_UINT64_T, clocks.data(), ranks_, MPI_UINT64_T,
+                             0, clock_slot(0), ranks_, MPI_UINT64_T, MPI_NO_OP, counter_window_),
+          "MPI_Get_accumulate");
+      check(MPI_Win_flush(0, counter_window_), "MPI_Win_flush");
+      const std::uint64_t slowest = *std::min_element(clocks.begin(), clocks.end());
+      if (clock_ <= slowest + static_cast<std::uint64_t>(bound_)) break;
+      waited = true;
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      if (seconds > kBoundTimeoutSeconds) {
+        throw SystemError(fmt::format(
+            "--sync-bound: waited {:.0f} s for the slowest process to merge (this process at "
+            "merge {}, the slowest at {}): a process stopped merging",
+            seconds, clock_, slowest));
+      }
+      if (spins > 100) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    if (!waited) return;
+    ++bound_waits_;
+    bound_wait_seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
   }
 
   // Rank 0 at a segment's end, once every process has merged: the window's values.
@@ -332,6 +421,7 @@ class MpiExchange final : public Exchange {
   const int ranks_;
   const SyncMode mode_;
   const std::uint64_t every_;
+  const int bound_;  // --sync-bound S; -1 = none
   std::span<float> params_;
   bool atomic_ = false;
   std::vector<float> base_;    // the values of the last merge, which workers' changes start from
@@ -350,6 +440,10 @@ class MpiExchange final : public Exchange {
   std::uint64_t merges_ = 0;
   double merge_seconds_ = 0;
   std::uint64_t bytes_ = 0;
+  std::uint64_t clock_ = 0;       // --sync-bound: merges made (kRetired at a segment's end)
+  std::uint64_t retired_at_ = 0;  // the clock before it retired
+  std::uint64_t bound_waits_ = 0;
+  double bound_wait_seconds_ = 0;
   Clock::time_point last_read_ = Clock::now();
   std::vector<MergeRecord> records_;
 };
@@ -396,8 +490,8 @@ bool MpiSession::launched() {
 }
 
 std::unique_ptr<Exchange> make_mpi_exchange(const MpiSession& session, SyncMode mode,
-                                            std::uint64_t merge_every) {
-  return std::make_unique<MpiExchange>(session, mode, merge_every);
+                                            std::uint64_t merge_every, int bound) {
+  return std::make_unique<MpiExchange>(session, mode, merge_every, bound);
 }
 
 }  // namespace hogwild

@@ -329,6 +329,11 @@ void add_exchange(ordered_json& json, const Report& report) {
                        {"merges_per_rank", x.merges_per_rank},
                        {"merge_seconds", x.merge_seconds},
                        {"bytes", x.bytes}};
+  if (x.bound >= 0) {
+    json["processes"]["bound"] = x.bound;
+    json["processes"]["bound_waits"] = x.bound_waits;
+    json["processes"]["bound_wait_seconds"] = x.bound_wait_seconds;
+  }
 }
 
 // The report of a linear run.
