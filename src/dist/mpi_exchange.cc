@@ -148,12 +148,14 @@ class MpiExchange final : public Exchange {
     std::lock_guard lock(mutex_);
     bool any_stop = false;
     if (mode_ == SyncMode::kRma) {
-      // A process done with its segment holds nobody back.
+      // The segment's last merge keeps to the bound too; after it the process holds nobody
+      // back.
+      if (bound_ >= 0) wait_for_slowest();
+      merge_rma();
       if (bound_ >= 0) {
         retired_at_ = clock_;
         publish_clock(kRetired);
       }
-      merge_rma();
       // Every process's merge has completed (flushed) before any passes this reduction.
       const int mine = stop ? 1 : 0;
       int any = 0;
