@@ -88,9 +88,29 @@ void Processes::connect(const TrainArgs& args) {
 #endif
 }
 
-void Processes::ready() {
+void Processes::ready(std::size_t parameters) {
 #ifdef HOGWILD_HAS_MPI
   if (mpi_ && session()->first_failure(false) >= 0) throw PeerFailed();
+  agreed_ = true;
+  if (mpi_ && ranks_ > 1) {
+    // Every process reads its own copy of the data: copies that differ would give models of
+    // different sizes, which could not be merged.
+    const unsigned long long mine = parameters;
+    unsigned long long range[2] = {mine, ~mine};
+    unsigned long long all[2] = {0, 0};
+    MPI_Allreduce(range, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    if (all[0] != ~all[1]) {
+      if (root()) {
+        fmt::print(stderr,
+                   "hogwild: --train: expected the same data on every process, found models of "
+                   "{} to {} parameters (does every node read the same file?)\n",
+                   ~all[1], all[0]);
+      }
+      throw PeerFailed();
+    }
+  }
+#else
+  (void)parameters;
 #endif
   agreed_ = true;
 }

@@ -4,6 +4,7 @@
 // model's epochs, rank 0 alone prints and writes files, and an error any process meets before
 // training stops them all with its message printed once.
 
+#include <cstddef>
 #include <memory>
 #include <stdexcept>
 
@@ -47,8 +48,9 @@ class Processes {
   void connect(const TrainArgs& args);
   /// The exchange training uses, or nullptr for one process.
   hogwild::Exchange* exchange() const { return exchange_.get(); }
-  /// Collective, before training: throws PeerFailed when another process met an error.
-  void ready();
+  /// Collective, before training: throws PeerFailed when another process met an error, or
+  /// when the processes' models would differ in size (`parameters`: rank 0 says so).
+  void ready(std::size_t parameters);
   /// Collective for an error met before ready(): true when this process should print it (the
   /// lowest rank that failed).
   bool prints_failure();

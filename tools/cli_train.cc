@@ -247,7 +247,7 @@ int train_and_report(const TrainArgs& a, Processes& processes, const StopOnSigna
     resume_from = hogwild::resume_state(*resumed);
   }
   // Every process has its data and options: an error any of them met stops them all here.
-  processes.ready();
+  processes.ready(hogwild::checkpoint_parameters(plan.checkpoint));
   hogwild::Callbacks callbacks;
   callbacks.stop = stop.flag();
   callbacks.exchange = processes.exchange();

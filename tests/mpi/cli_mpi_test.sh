@@ -7,8 +7,9 @@
 #                 within 1 point on the RCV1-like data; the report counts staleness across them
 #   reproducible  allreduce with one thread per process and a fixed seed: two runs agree to the
 #                 last digit of every loss
-#   bad_input     a missing or malformed training file, or an unwritable report, on one process:
-#                 every process exits 2 and the path:line message is printed once
+#   bad_input     a missing or malformed training file, an unwritable report, a bad option or
+#                 data that differs between processes: every process exits 2 and the message
+#                 (path:line for a file) is printed once
 #   bounded       --sync-bound S: the samples other processes merge between a process's read and
 #                 its write stay within (processes - 1) x 2 (S + 1) x --sync-every
 #   rank_dies     a process killed mid-run: mpirun exits non-zero (the job ends, no hang)
@@ -114,6 +115,11 @@ case $case_name in
       --json no/such/dir/r.json
     expect_once "--sync: expected rma or allreduce" -np 2 "${run[@]}" --train small.svm \
       --sync gossip
+    # Copies of the data that differ between nodes.
+    "$hogwild" gen sparse --rows 200 --features 900 --nnz-per-row 5 --seed 4 --out other.svm \
+      2>/dev/null
+    expect_once "expected the same data on every process" -np 1 "${run[@]}" --train small.svm : \
+      -np 1 "${run[@]}" --train other.svm
     ;;
   bounded)
     small

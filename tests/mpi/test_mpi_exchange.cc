@@ -63,7 +63,7 @@ void check_mode(const hogwild::MpiSession& session, hogwild::SyncMode mode, int 
   store.fill(0.0f);
   auto exchange = hogwild::make_mpi_exchange(session, mode, 64);
   exchange->attach(store.values(), hogwild::Policy::kAtomic);
-  const std::uint64_t increments = 20000;
+  const std::uint64_t increments = 5000;
   double expected = 0;
   for (int segment = 0; segment < 3; ++segment) {
     const double sum = run_segment(*exchange, store, threads, increments, 48,
