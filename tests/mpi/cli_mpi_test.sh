@@ -161,9 +161,9 @@ case $case_name in
     # Each rank writes its own stderr (exec: the signal reaches hogwild itself), so what rank 0
     # says does not depend on mpirun forwarding output while it ends the job.
     # On SIGINT mpirun sends every process SIGTERM after a grace period and SIGKILL after a
-    # second one (odls_base_sigkill_timeout, 1 s by default); a clean stop on a loaded machine
-    # needs a longer second period.
-    "${mpirun[@]}" --mca odls_base_sigkill_timeout 5 -np 2 \
+    # second one (odls_base_sigkill_timeout, 1 s by default); a clean stop on a loaded machine,
+    # or under a sanitizer, needs a longer second period (HOGWILD_MPI_GRACE seconds).
+    "${mpirun[@]}" --mca odls_base_sigkill_timeout "${HOGWILD_MPI_GRACE:-5}" -np 2 \
       bash -c 'exec "$0" "$@" 2>"stderr.$OMPI_COMM_WORLD_RANK"' "$hogwild" \
       "${args[@]}" --epochs 1000000 --quiet --checkpoint ck.bin >mpirun.txt 2>&1 &
     job=$!
