@@ -80,7 +80,7 @@ case $case_name in
     small
     for np in 2 3; do
       for run in 1 2; do
-        "${mpirun[@]}" -np "$np" "$hogwild" train --train small.svm --threads 1 --epochs 4 \
+        "${mpirun[@]}" -np "$np" "$hogwild" train --train small.svm --threads 1 --epochs 2 \
           --evals-per-epoch 2 --seed 7 --sync allreduce --sync-every 100 --quiet \
           --json "$np-$run.json" >/dev/null
       done
@@ -126,7 +126,7 @@ case $case_name in
     every=128
     for np in 2 3; do
       for bound in 0 2; do
-        "${mpirun[@]}" -np "$np" "$hogwild" train --train small.svm --threads 1 --epochs 2 \
+        "${mpirun[@]}" -np "$np" "$hogwild" train --train small.svm --threads 1 --epochs 1 \
           --sync-every $every --sync-bound $bound --quiet --json "$np-$bound.json" >/dev/null
         most=$(json "$np-$bound.json" "r['staleness']['across_processes']['max']")
         limit=$(((np - 1) * 2 * (bound + 1) * every))
