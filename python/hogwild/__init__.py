@@ -23,9 +23,11 @@ __all__ = ["train", "load", "Model", "Control", "DivergenceError", "HogwildClass
            "HogwildRegressor", "options"]
 
 # Options of `hogwild train` that name files or control its output: in Python the data are
-# arguments, the model is returned (Model.save writes it) and so is the report.
+# arguments, the model is returned (Model.save writes it) and so is the report. Training across
+# processes (sync, sync_every, sync_bound) is the command line's, under mpirun.
 _COMMAND_LINE_ONLY = {"train", "test", "train_labels", "test_labels", "format", "limit", "json",
-                      "csv", "checkpoint", "resume", "quiet", "zero_based", "compare_serial"}
+                      "csv", "checkpoint", "resume", "quiet", "zero_based", "compare_serial",
+                      "sync", "sync_every", "sync_bound"}
 _LINEAR = {"logistic", "hinge", "squared"}
 
 
