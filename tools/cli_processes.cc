@@ -91,7 +91,6 @@ void Processes::connect(const TrainArgs& args) {
 void Processes::ready(std::size_t parameters) {
 #ifdef HOGWILD_HAS_MPI
   if (mpi_ && session()->first_failure(false) >= 0) throw PeerFailed();
-  agreed_ = true;
   if (mpi_ && ranks_ > 1) {
     // Every process reads its own copy of the data: copies that differ would give models of
     // different sizes, which could not be merged.
