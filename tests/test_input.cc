@@ -155,3 +155,81 @@ TEST_CASE("errors in compressed text name the line of the decompressed text") {
                        InputError);
   fs::remove(path);
 }
+
+namespace {
+
+// The parts' rows one after the other, as one dataset.
+Dataset joined(const std::vector<Dataset>& parts) {
+  Dataset all;
+  for (const auto& part : parts) {
+    for (std::size_t i = 0; i < part.rows(); ++i) {
+      const SparseRow row = part.row(i);
+      all.append(row.indices, row.values, part.labels[i]);
+    }
+  }
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("a file's parts hold every row once, in order, plain or compressed") {
+  const std::string text = libsvm_text();
+  const Dataset whole = parse_libsvm(text, "whole");
+  for (const auto& [name, bytes] :
+       {std::pair<std::string, std::string>{"plain", text}, {"gzip", gzip(text)}}) {
+    const fs::path path = write("parts_" + name + ".svm", bytes);
+    for (const int count : {1, 2, 3, 5, 7, 64}) {
+      CAPTURE(name);
+      CAPTURE(count);
+      std::vector<Dataset> parts;
+      for (int index = 0; index < count; ++index) {
+        parts.push_back(read_libsvm_part(path, {index, count}));
+        CHECK(parts.back().rows() > 0);
+        CHECK(parts.back().num_features <= whole.num_features);
+      }
+      test::check_same_rows(joined(parts), whole);
+    }
+    fs::remove(path);
+  }
+  // More parts than lines: the parts past the lines are empty, not errors.
+  const fs::path two = write("parts_two.svm", "1 1:1\n-1 2:1\n");
+  std::size_t rows = 0;
+  for (int index = 0; index < 5; ++index) rows += read_libsvm_part(two, {index, 5}).rows();
+  CHECK(rows == 2);
+  CHECK_THROWS_AS(read_libsvm_part(two, {5, 5}), InputError);
+  fs::remove(two);
+}
+
+TEST_CASE("an error in a part names the line of the whole file") {
+  std::string text = libsvm_text();
+  std::size_t pos = 0;
+  for (int line = 1; line < 2500; ++line) pos = text.find('\n', pos) + 1;
+  text.insert(pos, "1 5:oops\n");
+  const fs::path path = write("parts_broken.svm", text);
+  // Line 2500 of 3001 lies in the last of four parts, whose reader sees none of the lines
+  // before it.
+  CHECK_THROWS_WITH_AS(read_libsvm_part(path, {3, 4}),
+                       (path.string() + ":2500: expected a numeric value for feature 5, found "
+                                        "'oops'")
+                           .c_str(),
+                       InputError);
+  CHECK_NOTHROW(read_libsvm_part(path, {0, 4}));
+  fs::remove(path);
+}
+
+TEST_CASE("a part read 1-based becomes the 0-based reading when another part saw index 0") {
+  // Index 0 only in the last line: the first part reads itself 1-based.
+  const std::string text = libsvm_text() + "1 0:2 7:1\n";
+  const fs::path path = write("parts_zero.svm", text);
+  const Dataset whole = parse_libsvm(text, "whole");
+  REQUIRE(whole.zero_based);
+  Dataset first = read_libsvm_part(path, {0, 2});
+  const Dataset second = read_libsvm_part(path, {1, 2});
+  CHECK_FALSE(first.zero_based);
+  CHECK(second.zero_based);
+  make_zero_based(first);
+  CHECK(first.zero_based);
+  test::check_same_rows(joined({first, second}), whole);
+  CHECK(std::max(first.num_features, second.num_features) == whole.num_features);
+  fs::remove(path);
+}

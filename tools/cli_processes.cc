@@ -1,10 +1,14 @@
 #include "cli_processes.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdlib>
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "hogwild/error.h"
 
@@ -112,6 +116,108 @@ void Processes::ready(std::size_t parameters) {
   (void)parameters;
 #endif
   agreed_ = true;
+}
+
+#ifdef HOGWILD_HAS_MPI
+namespace {
+
+// Every process's numbers, rank after rank (a vector per process, of any length).
+std::vector<std::vector<double>> gathered(std::span<const double> mine, int ranks) {
+  const int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(ranks));
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::vector<int> starts(counts.size(), 0);
+  for (std::size_t r = 1; r < counts.size(); ++r) starts[r] = starts[r - 1] + counts[r - 1];
+  std::vector<double> all(static_cast<std::size_t>(starts.back() + counts.back()));
+  MPI_Allgatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), starts.data(),
+                 MPI_DOUBLE, MPI_COMM_WORLD);
+  std::vector<std::vector<double>> out;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    const auto first = all.begin() + starts[r];
+    out.emplace_back(first, first + counts[r]);
+  }
+  return out;
+}
+
+// The largest of every process's `values`, element by element (unsigned: a minimum is the
+// largest complement).
+void agree_on_largest(std::span<unsigned long long> values) {
+  MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()),
+                MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+}
+
+std::string classes_text(const std::vector<double>& classes) {
+  return fmt::format("{{{}}}", fmt::join(classes, ", "));
+}
+
+}  // namespace
+#endif
+
+hogwild::Dataset Processes::read_training_part(const std::filesystem::path& path,
+                                               const hogwild::LibsvmReadOptions& options,
+                                               bool classifier) {
+  if (path == "-") {
+    throw hogwild::InputError(
+        "--train: expected a file across processes, found - (standard input reaches one "
+        "process alone)");
+  }
+  hogwild::Dataset part = hogwild::read_libsvm_part(path, {rank_, ranks_}, options);
+  whole_rows_ = part.rows();
+  whole_nnz_ = part.nnz();
+#ifdef HOGWILD_HAS_MPI
+  if (!mpi_) return part;
+  if (session()->first_failure(false) >= 0) throw PeerFailed();
+  const auto failed = [&](const std::string& message) {
+    if (root()) fmt::print(stderr, "hogwild: {}\n", message);
+    throw PeerFailed();
+  };
+  // The same file: its size, and whether any part saw an index 0 (--zero-based auto).
+  std::error_code ec;
+  const unsigned long long size = std::filesystem::file_size(path, ec);
+  const unsigned long long zero = part.zero_based ? 1 : 0;
+  const unsigned long long rows = part.rows();
+  unsigned long long file[5] = {size, ~size, zero, ~rows, part.num_features};
+  agree_on_largest(file);
+  if (file[0] != ~file[1]) {
+    failed(fmt::format(
+        "{}: expected the same data on every process, found files of {} to {} bytes (does every "
+        "node read the same file?)",
+        part.source, ~file[1], file[0]));
+  }
+  if (~file[3] == 0) {
+    failed(fmt::format(
+        "{}: expected examples in every process's part of the file, found a part of none (the "
+        "file has fewer lines than the {} processes)",
+        part.source, ranks_));
+  }
+  if (options.index_base == hogwild::IndexBase::kAuto && file[2] != 0) {
+    // Throws on this process alone (an index 2^32 - 1): the others learn it here.
+    hogwild::make_zero_based(part);
+    if (session()->first_failure(false) >= 0) throw PeerFailed();
+  }
+  unsigned long long features[1] = {part.num_features};
+  agree_on_largest(features);
+  part.num_features = features[0];
+  double totals[2] = {static_cast<double>(part.rows()), static_cast<double>(part.nnz())};
+  MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  whole_rows_ = static_cast<std::size_t>(totals[0]);
+  whole_nnz_ = static_cast<std::size_t>(totals[1]);
+  if (classifier) {
+    // A class missing from a part would give that process a model of other classes.
+    const std::set<float> distinct(part.labels.begin(), part.labels.end());
+    const std::vector<double> mine(distinct.begin(), distinct.end());
+    const auto all = gathered(mine, ranks_);
+    for (std::size_t r = 1; r < all.size(); ++r) {
+      if (all[r] == all[0]) continue;
+      failed(fmt::format(
+          "{}: expected every label class in every process's part of the file, found {} in "
+          "part 0 and {} in part {} (a file sorted by label: shuffle its lines, or train with "
+          "fewer processes)",
+          part.source, classes_text(all[0]), classes_text(all[r]), r));
+    }
+  }
+#endif
+  return part;
 }
 
 bool Processes::prints_failure() {

@@ -5,10 +5,12 @@
 // training stops them all with its message printed once.
 
 #include <cstddef>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 
 #include "hogwild/exchange.h"
+#include "hogwild/libsvm.h"
 #include "train_options.h"
 
 namespace hogwild_cli {
@@ -60,12 +62,24 @@ class Processes {
   [[noreturn]] void abort(int code) const;
   /// True once ready() passed.
   bool agreed() const { return agreed_; }
+  /// Reads this process's part of a LIBSVM training file (every process its own bytes, as
+  /// hogwild::read_libsvm_part does), then agrees with the others on what the model sees: the
+  /// index base, the dimension and, for classifiers, the label classes, which every part must
+  /// hold. Collective; an error any process met stops all of them (PeerFailed elsewhere).
+  hogwild::Dataset read_training_part(const std::filesystem::path& path,
+                                      const hogwild::LibsvmReadOptions& options, bool classifier);
+  /// After read_training_part: examples and nonzeros of the whole file.
+  std::size_t whole_rows() const { return whole_rows_; }
+  /// After read_training_part: nonzeros of the whole file.
+  std::size_t whole_nnz() const { return whole_nnz_; }
 
  private:
   int rank_ = 0;
   int ranks_ = 1;
   bool agreed_ = false;
   bool mpi_ = false;
+  std::size_t whole_rows_ = 0;
+  std::size_t whole_nnz_ = 0;
   std::unique_ptr<hogwild::Exchange> exchange_;
 };
 

@@ -251,6 +251,7 @@ int train_and_report(const TrainArgs& a, Processes& processes, const StopOnSigna
   hogwild::Callbacks callbacks;
   callbacks.stop = stop.flag();
   callbacks.exchange = processes.exchange();
+  callbacks.data_part = processes.exchange() != nullptr && std::is_same_v<Data, hogwild::Dataset>;
   const bool root = processes.root();
   if (root) fmt::print("{}", plan.header);
   if (root && !a.quiet) {
@@ -296,6 +297,22 @@ std::string describe(Plan& p, const hogwild::Dataset& train, const hogwild::Data
   return fmt::format("data: {} rows x {} features, {} nonzeros{}\n", train.rows(),
                      train.num_features, train.nnz(),
                      test ? fmt::format("; test: {} rows", test->rows()) : "");
+}
+
+// Across processes that each read a part: the whole file, and rank 0's part.
+std::string describe(Plan& p, const hogwild::Dataset& train, const hogwild::Dataset* test,
+                     const Processes& processes) {
+  if (processes.exchange() == nullptr) return describe(p, train, test);
+  describe(p, train, test);
+  return fmt::format(
+      "data: {} rows x {} features, {} nonzeros, in {} parts, one per process (rank 0's: {} "
+      "rows){}\n",
+      processes.whole_rows(), train.num_features, processes.whole_nnz(), processes.ranks(),
+      train.rows(), test ? fmt::format("; test: {} rows", test->rows()) : "");
+}
+template <class Data>
+std::string describe(Plan& p, const Data& train, const Data* test, const Processes&) {
+  return describe(p, train, test);
 }
 
 std::string describe(Plan& p, const hogwild::DenseDataset& train,
@@ -348,7 +365,7 @@ int train_on(const TrainArgs& a, Processes& processes, const StopOnSignal& stop,
   // Model-sized buffers: parameters, optimiser state, and the linear models' L2 scales.
   plan.copies = 1 + hogwild::state_buffers(config.optimizer.kind) +
                 (hogwild::is_linear(config.model) && config.l2_strength() > 0 ? 2 : 0);
-  plan.header = describe(plan, train, test ? &*test : nullptr);
+  plan.header = describe(plan, train, test ? &*test : nullptr, processes);
   plan.header += model_lines(a, plan.checkpoint.features);
   return train_and_report(a, processes, stop, train, test ? &*test : nullptr, plan);
 }
@@ -385,9 +402,12 @@ int train_with(TrainArgs& a, Processes& processes) {
     return train_on(a, processes, stop, train, test);
   }
   const auto* linear = std::get_if<hogwild::LinearModel>(&a.config.model);
-  auto train = hogwild::read_libsvm(
-      a.train, {.binary_labels = linear && hogwild::is_classifier(linear->loss),
-                .index_base = a.index_base});
+  const bool binary = linear && hogwild::is_classifier(linear->loss);
+  const hogwild::LibsvmReadOptions options{.binary_labels = binary, .index_base = a.index_base};
+  // Across processes each reads its own part of the file.
+  auto train = processes.exchange() != nullptr
+                   ? processes.read_training_part(a.train, options, binary || !linear)
+                   : hogwild::read_libsvm(a.train, options);
   std::optional<hogwild::Dataset> test;
   if (!a.test.empty()) {
     test = hogwild::read_libsvm(

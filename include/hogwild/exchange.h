@@ -62,6 +62,8 @@ class Exchange {
   virtual bool end_segment(bool stop) = 0;
   /// Makes `values` rank 0's on every process.
   virtual void broadcast(std::span<double> values) = 0;
+  /// Makes `values` on every process the sum over the processes of theirs.
+  virtual void sum(std::span<double> values) = 0;
   /// What this process's sharing did; rank 0's carries every rank's merge counts and staleness.
   virtual ExchangeSummary summary() = 0;
 };

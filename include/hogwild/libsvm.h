@@ -35,6 +35,27 @@ struct LibsvmReadOptions {
 /// does not decompress, and SystemError when the file cannot be read.
 Dataset read_libsvm(const std::filesystem::path& path, const LibsvmReadOptions& options = {});
 
+/// One of the equal parts of a file that processes training one model read each.
+struct FilePart {
+  int index = 0;  ///< 0 .. count - 1
+  int count = 1;  ///< parts in all
+};
+
+/// Reads part `part.index` of `part.count` of a LIBSVM file, as read_libsvm reads all of it: of
+/// a plain file, the lines that start in bytes [size * index / count, size * (index + 1) /
+/// count), reading only those (and the rest of the last line); of compressed input or standard
+/// input, which cannot be entered midway, rows [rows * index / count, rows * (index + 1) /
+/// count) of all of it. Messages name lines of the whole file. A part may hold no example.
+/// With IndexBase::kAuto a plain file's part decides for itself (Dataset::zero_based): a part
+/// that saw no index 0 is read 1-based, which make_zero_based turns into the 0-based reading
+/// when another part saw one. num_features covers at least the part's own indices.
+Dataset read_libsvm_part(const std::filesystem::path& path, FilePart part,
+                         const LibsvmReadOptions& options = {});
+
+/// Turns data read 1-based into the 0-based reading of the same file (every index one up);
+/// no-op when it is 0-based. InputError when an index would pass 2^32 - 2.
+void make_zero_based(Dataset& data);
+
 /// Parses LIBSVM text already in memory, plain or compressed; `name` is used in error messages.
 Dataset parse_libsvm(std::string_view text, std::string_view name,
                      const LibsvmReadOptions& options = {});

@@ -309,11 +309,18 @@ struct Callbacks {
   /// the records keep it as `validation`, and --patience counts its loss instead of the
   /// training loss. train() sets it for TrainConfig::validation_fraction.
   std::function<Evaluation(std::span<const float> weights)> held_out;
-  /// Several processes train the one model (hogwild/exchange.h): this process runs its workers
-  /// on its part of every epoch (the epoch's order split across all processes' workers), merges
-  /// through the exchange, and takes rank 0's evaluations. Threads only: not with simulation,
-  /// dynamic sharding, bounded staleness or held-out examples.
+  /// The examples `held_out` evaluates (weights their evaluation among processes' parts).
+  std::size_t held_out_rows = 0;
+  /// Several processes train the one model (hogwild/exchange.h): this process runs its workers,
+  /// merges through the exchange, and takes rank 0's records, its step calibration among them.
+  /// Threads only: not with simulation, dynamic sharding or bounded staleness.
   Exchange* exchange = nullptr;
+  /// With `exchange`: the training data given is this process's part of the whole
+  /// (read_libsvm_part), which its workers train in a shuffle of their own each epoch; every
+  /// process evaluates its part and the records carry the sums. Unset, every process holds all
+  /// of it and trains its slices of every epoch's order (split across all processes' workers),
+  /// and rank 0 evaluates.
+  bool data_part = false;
 };
 
 /// Trains `config.model` on sparse (LIBSVM) data with lock-free parallel SGD: one std::jthread

@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -64,6 +66,12 @@ class FileSource final : public ByteSource {
   }
   FileSource(const FileSource&) = delete;
   FileSource& operator=(const FileSource&) = delete;
+  // Continues at byte `offset` of a regular file.
+  void seek(std::uint64_t offset) {
+    if (fseeko(file_, static_cast<off_t>(offset), SEEK_SET) != 0) {
+      throw SystemError(fmt::format("{}: cannot read: {}", name_, std::strerror(errno)));
+    }
+  }
   std::string_view next() override {
     const std::size_t n = std::fread(buffer_.data(), 1, buffer_.size(), file_);
     if (n == 0 && std::ferror(file_)) {
@@ -259,7 +267,62 @@ std::string read_all(ByteSource& source, std::string_view first, std::string_vie
   }
 }
 
+// The first line start at or after byte `at` of a regular file of `size` bytes: 0, or one past
+// the first newline at or after at - 1 (the file's size when none follows).
+std::uint64_t line_start_from(FileSource& file, std::uint64_t at, std::uint64_t size) {
+  if (at == 0) return 0;
+  std::uint64_t position = at - 1;
+  file.seek(position);
+  for (std::string_view block = file.next(); !block.empty(); block = file.next()) {
+    if (const auto newline = block.find('\n'); newline != std::string_view::npos) {
+      return position + newline + 1;
+    }
+    position += block.size();
+  }
+  return size;
+}
+
 }  // namespace
+
+std::optional<TextPart> read_text_part(const std::filesystem::path& path, int index, int count) {
+  if (path == "-") return std::nullopt;
+  FileSource file(path);
+  if (compression_of(file.next()) != Compression::kNone) return std::nullopt;
+  const std::uint64_t size = file.size();
+  const auto parts = static_cast<std::uint64_t>(count);
+  const auto boundary = [&](int k) {  // size * k / count, without overflow
+    const auto at = static_cast<std::uint64_t>(k);
+    return size / parts * at + size % parts * at / parts;
+  };
+  TextPart part;
+  part.offset = line_start_from(file, boundary(index), size);
+  const std::uint64_t end =
+      index + 1 == count ? size : line_start_from(file, boundary(index + 1), size);
+  part.text.resize(static_cast<std::size_t>(std::max(end, part.offset) - part.offset));
+  file.seek(part.offset);
+  for (std::size_t filled = 0; filled < part.text.size();) {
+    const std::string_view block = file.next();
+    if (block.empty()) {
+      throw SystemError(
+          fmt::format("{}: cannot read: the file shrank while it was read", input_name(path)));
+    }
+    const std::size_t take = std::min(block.size(), part.text.size() - filled);
+    std::copy_n(block.data(), take, part.text.data() + filled);
+    filled += take;
+  }
+  return part;
+}
+
+std::size_t lines_before(const std::filesystem::path& path, std::uint64_t bytes) {
+  FileSource file(path);
+  std::size_t lines = 0;
+  for (std::string_view block = file.next(); bytes > 0 && !block.empty(); block = file.next()) {
+    block = block.substr(0, static_cast<std::size_t>(std::min<std::uint64_t>(bytes, block.size())));
+    lines += static_cast<std::size_t>(std::count(block.begin(), block.end(), '\n'));
+    bytes -= block.size();
+  }
+  return lines;
+}
 
 Compression compression_of(std::string_view head) {
   const auto starts = [&](std::string_view magic) { return head.substr(0, magic.size()) == magic; };

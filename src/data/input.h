@@ -3,7 +3,9 @@
 // Input files as the readers see them: a path or `-` for standard input, plain or compressed
 // with gzip, bzip2 or xz, told apart by their first bytes (not by their names).
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,5 +28,22 @@ std::string input_name(const std::filesystem::path& path);
 /// Decompresses bytes already in memory as read_text does a file (plain bytes come back as they
 /// are); `name` is used in messages.
 std::string decompress(std::string_view bytes, std::string_view name);
+
+/// The lines of a plain file that start in one of its parts of equal bytes, and where they
+/// start in the file.
+struct TextPart {
+  std::string text;          ///< whole lines, the last one's newline included if it has one
+  std::uint64_t offset = 0;  ///< the byte of the file the text starts at
+};
+
+/// Reads part `index` of `count` of a plain file: the lines that start in bytes
+/// [size * index / count, size * (index + 1) / count), which reads only those bytes and the
+/// rest of the last line (the parts of 0 .. count - 1 hold every line once). nullopt for
+/// standard input and for compressed files, which cannot be entered midway.
+std::optional<TextPart> read_text_part(const std::filesystem::path& path, int index, int count);
+
+/// Lines that end in the first `bytes` bytes of a file (the line number of the line at
+/// `bytes`, less one), for messages about a part read on its own.
+std::size_t lines_before(const std::filesystem::path& path, std::uint64_t bytes);
 
 }  // namespace hogwild::detail

@@ -8,7 +8,9 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -17,6 +19,7 @@
 #include "data/input.h"
 #include "data/text.h"
 #include "data/write_file.h"
+#include "engine/subsets.h"
 #include "hogwild/error.h"
 
 namespace hogwild {
@@ -205,8 +208,16 @@ std::size_t line_of_example(std::string_view text, std::uint32_t base, std::size
   return line_number;
 }
 
+// Where parsed text lies in its file, for messages: the lines before it (counted only when a
+// message needs them), and whether it is a part of the file, which may hold no example.
+struct Placement {
+  std::function<std::size_t()> lines_before = [] { return std::size_t{0}; };
+  bool part = false;
+};
+
 // InputError naming the first example whose label is a third value.
-void check_two_classes(const std::vector<Chunk>& chunks, std::string_view name) {
+void check_two_classes(const std::vector<Chunk>& chunks, std::string_view name,
+                       const Placement& placement) {
   std::vector<float> seen;
   std::size_t line_base = 0;
   for (const auto& chunk : chunks) {
@@ -220,8 +231,8 @@ void check_two_classes(const std::vector<Chunk>& chunks, std::string_view name) 
       throw InputError(fmt::format(
           "{}:{}: expected two label classes for a binary model, found a third, {}, after {} and "
           "{}",
-          name, line_base + line_of_example(chunk.text, chunk.base, r), y,
-          std::min(seen[0], seen[1]), std::max(seen[0], seen[1])));
+          name, placement.lines_before() + line_base + line_of_example(chunk.text, chunk.base, r),
+          y, std::min(seen[0], seen[1]), std::max(seen[0], seen[1])));
     }
     line_base += chunk.lines;
   }
@@ -231,7 +242,7 @@ void check_two_classes(const std::vector<Chunk>& chunks, std::string_view name) 
 // scikit-learn's reader decides). Auto read them as they are; 1-based, they are shifted down here.
 // A 0-based index 2^32-1 does not fit the dimension: an InputError naming its line.
 bool resolve_base(std::vector<Chunk>& chunks, IndexBase base, std::string_view name,
-                  tbb::task_arena& arena) {
+                  const Placement& placement, tbb::task_arena& arena) {
   if (base == IndexBase::kOne) return false;
   bool zero_based = base == IndexBase::kZero;
   for (const auto& chunk : chunks) zero_based |= chunk.saw_zero;
@@ -247,10 +258,11 @@ bool resolve_base(std::vector<Chunk>& chunks, IndexBase base, std::string_view n
   std::size_t line_base = 0;
   for (const auto& chunk : chunks) {
     if (chunk.top_index_line > 0) {
-      throw InputError(fmt::format(
-          "{}:{}: expected a feature index <= {} in a 0-based file, found '{}'", name,
-          line_base + chunk.top_index_line, std::numeric_limits<std::uint32_t>::max() - 1,
-          std::numeric_limits<std::uint32_t>::max()));
+      throw InputError(
+          fmt::format("{}:{}: expected a feature index <= {} in a 0-based file, found '{}'", name,
+                      placement.lines_before() + line_base + chunk.top_index_line,
+                      std::numeric_limits<std::uint32_t>::max() - 1,
+                      std::numeric_limits<std::uint32_t>::max()));
     }
     line_base += chunk.lines;
   }
@@ -263,7 +275,8 @@ int resolve_threads(int threads) {
 }
 
 // Parses plain LIBSVM text in parallel chunks of whole lines.
-Dataset parse_text(std::string_view text, std::string_view name, const LibsvmReadOptions& options) {
+Dataset parse_text(std::string_view text, std::string_view name, const LibsvmReadOptions& options,
+                   const Placement& placement = {}) {
   const int threads = resolve_threads(options.threads);
   // Cut the text into chunks of whole lines, a few per thread for balance.
   constexpr std::size_t kMinChunk = 1 << 20;
@@ -295,16 +308,17 @@ Dataset parse_text(std::string_view text, std::string_view name, const LibsvmRea
   std::size_t nnz = 0;
   for (const auto& chunk : chunks) {
     if (chunk.error) {
-      throw InputError(
-          fmt::format("{}:{}: {}", name, line_base + chunk.error->first, chunk.error->second));
+      throw InputError(fmt::format("{}:{}: {}", name,
+                                   placement.lines_before() + line_base + chunk.error->first,
+                                   chunk.error->second));
     }
     line_base += chunk.lines;
     rows += chunk.labels.size();
     nnz += chunk.indices.size();
   }
-  const bool zero_based = resolve_base(chunks, options.index_base, name, arena);
-  if (options.binary_labels) check_two_classes(chunks, name);
-  if (rows == 0) {
+  const bool zero_based = resolve_base(chunks, options.index_base, name, placement, arena);
+  if (options.binary_labels) check_two_classes(chunks, name, placement);
+  if (rows == 0 && !placement.part) {
     throw InputError(
         fmt::format("{}:{}: expected at least one example 'label index:value ...', found {}", name,
                     line_base + 1, text.empty() ? "an empty file" : "only blank or comment lines"));
@@ -351,6 +365,44 @@ Dataset parse_libsvm(std::string_view bytes, std::string_view name,
 Dataset read_libsvm(const std::filesystem::path& path, const LibsvmReadOptions& options) {
   const std::string text = read_text(path);
   return parse_text(text, detail::input_name(path), options);
+}
+
+Dataset read_libsvm_part(const std::filesystem::path& path, FilePart part,
+                         const LibsvmReadOptions& options) {
+  if (part.count < 1 || part.index < 0 || part.index >= part.count) {
+    throw InputError(fmt::format("{}: expected a part from 0 to {} of the file, found part {}",
+                                 detail::input_name(path), part.count - 1, part.index));
+  }
+  if (auto text = detail::read_text_part(path, part.index, part.count)) {
+    Placement placement;
+    placement.part = true;
+    placement.lines_before = [&] { return detail::lines_before(path, text->offset); };
+    return parse_text(text->text, detail::input_name(path), options, placement);
+  }
+  // Compressed or standard input: all of it is decompressed; the part keeps its rows.
+  const Dataset whole = read_libsvm(path, options);
+  const std::size_t n = whole.rows();
+  const auto count = static_cast<std::size_t>(part.count);
+  const auto index = static_cast<std::size_t>(part.index);
+  std::vector<std::size_t> rows(n * (index + 1) / count - n * index / count);
+  std::iota(rows.begin(), rows.end(), n * index / count);
+  Dataset kept = detail::subset(whole, rows);
+  kept.source = whole.source;
+  kept.zero_based = whole.zero_based;
+  return kept;
+}
+
+void make_zero_based(Dataset& data) {
+  if (data.zero_based) return;
+  if (std::any_of(data.indices.begin(), data.indices.end(),
+                  [](std::uint32_t i) { return i == std::numeric_limits<std::uint32_t>::max(); })) {
+    throw InputError(fmt::format("{}: expected feature indices <= {} read 0-based, found {}",
+                                 data.source, std::numeric_limits<std::uint32_t>::max() - 1,
+                                 std::numeric_limits<std::uint32_t>::max()));
+  }
+  for (auto& index : data.indices) ++index;
+  if (data.num_features > 0) ++data.num_features;
+  data.zero_based = true;
 }
 
 void write_libsvm(const Dataset& data, std::ostream& out) {

@@ -182,6 +182,12 @@ class MpiExchange final : public Exchange {
           "MPI_Bcast");
   }
 
+  void sum(std::span<double> values) override {
+    check(MPI_Allreduce(MPI_IN_PLACE, values.data(), as_count(values.size()), MPI_DOUBLE, MPI_SUM,
+                        MPI_COMM_WORLD),
+          "MPI_Allreduce");
+  }
+
   ExchangeSummary summary() override {
     ExchangeSummary s;
     s.sync = std::string(to_string(mode_));

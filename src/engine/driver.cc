@@ -11,6 +11,7 @@
 #include <queue>
 #include <span>
 
+#include "engine/data_parts.h"
 #include "engine/minibatch.h"
 #include "engine/rng.h"
 #include "engine/staleness_bound.h"
@@ -110,7 +111,14 @@ EpochRecord unpack_record(std::span<const double> in) {
 class Driver {
  public:
   Driver(const DriverConfig& config, Kernel& kernel, const DriverHooks& hooks)
-      : config_(config), kernel_(kernel), hooks_(hooks) {
+      : config_(config),
+        kernel_(kernel),
+        hooks_(hooks),
+        part_(hooks.exchange != nullptr && hooks.data_part),
+        // Parts of the data: each process shuffles its own rows, in an order of its own.
+        order_seed_(part_ ? derive_seed(config.seed, 0x9a47000u + static_cast<std::uint64_t>(
+                                                                      hooks.exchange->rank()))
+                          : config.seed) {
     if (config.staleness_bound >= 0) {
       const auto workers = static_cast<std::size_t>(config.workers);
       result_.bound_waits.assign(workers, 0);
@@ -137,6 +145,7 @@ class Driver {
       result_.samples = resume->samples;
     }
     result_.resumed_from = first_epoch - 1;
+    epoch_samples_ = total_rows();
     // A resumed run starts its records with the model it resumed from.
     EpochRecord initial = evaluated();
     initial.epoch = first_epoch - 1;
@@ -153,17 +162,18 @@ class Driver {
     // shuffles of the epochs already done: its epochs then see the orders an uninterrupted run
     // sees. Block order does not depend on earlier epochs.
     if (config_.block_rows == 0) {
-      for (int epoch = 1; epoch < first_epoch; ++epoch) shuffle_epoch(order, config_.seed, epoch);
+      for (int epoch = 1; epoch < first_epoch; ++epoch) shuffle_epoch(order, order_seed_, epoch);
     }
     for (int epoch = first_epoch; epoch <= config_.epochs; ++epoch) {
       if (config_.block_rows > 0) {
-        block_order(order, config_.block_rows, config_.seed, epoch);
+        block_order(order, config_.block_rows, order_seed_, epoch);
       } else {
-        shuffle_epoch(order, config_.seed, epoch);
+        shuffle_epoch(order, order_seed_, epoch);
       }
-      const Exchange* exchange = hooks_.exchange;
-      if (!run_epoch(epoch, EpochPlan(config_, order, exchange ? exchange->rank() : 0,
-                                      exchange ? exchange->ranks() : 1))) {
+      // All of the data on every process: the epoch splits across every process's workers.
+      const Exchange* slicing = part_ ? nullptr : hooks_.exchange;
+      if (!run_epoch(epoch, EpochPlan(config_, order, slicing ? slicing->rank() : 0,
+                                      slicing ? slicing->ranks() : 1))) {
         // The unfinished epoch is not recorded: the last completed one is what a checkpoint
         // holds and what a resumed run continues from.
         result_.interrupted = true;
@@ -182,19 +192,51 @@ class Driver {
   EpochRecord evaluated() {
     EpochRecord record;
     if (evaluates()) {
-      record = kernel_.evaluate(true);
+      record = kernel_.evaluate(root());
       if (hooks_.held_out) {
         TrainState state;
         kernel_.fill_state(state);
         record.validation = hooks_.held_out(state.weights);
       }
     }
-    return shared(record);
+    return shared(summed(record));
   }
 
   // Across processes only rank 0 evaluates (the parameters are equal on every process after a
-  // segment's final merge) and every process takes its record, so all decide alike.
-  bool evaluates() const { return hooks_.exchange == nullptr || hooks_.exchange->rank() == 0; }
+  // segment's final merge) and every process takes its record, so all decide alike; with parts
+  // of the data every process evaluates its part, rank 0 alone the test data.
+  bool root() const { return hooks_.exchange == nullptr || hooks_.exchange->rank() == 0; }
+  bool evaluates() const { return root() || part_; }
+
+  // Examples in an epoch, over every process.
+  std::size_t total_rows() const {
+    if (!part_) return config_.rows;
+    std::vector<double> rows{static_cast<double>(config_.rows)};
+    hooks_.exchange->sum(rows);
+    return static_cast<std::size_t>(rows[0]);
+  }
+
+  // With parts of the data: the evaluations of the whole, each part's weighed by its examples.
+  EpochRecord summed(EpochRecord record) const {
+    if (!part_) return record;
+    record.train = summed(record.train, config_.rows);
+    if (hooks_.held_out) record.validation = summed(*record.validation, hooks_.held_out_rows);
+    return record;
+  }
+  Evaluation summed(const Evaluation& e, std::size_t rows) const {
+    const auto n = static_cast<double>(rows);
+    const double rmse = e.rmse.value_or(0.0);
+    std::vector<double> sums{n, n * e.loss, n * e.objective.value_or(0.0),
+                             n * e.accuracy.value_or(0.0), n * rmse * rmse};
+    hooks_.exchange->sum(sums);
+    const double all = std::max(sums[0], 1.0);
+    Evaluation whole = e;
+    whole.loss = sums[1] / all;
+    if (e.objective) whole.objective = sums[2] / all;
+    if (e.accuracy) whole.accuracy = sums[3] / all;
+    if (e.rmse) whole.rmse = std::sqrt(sums[4] / all);
+    return whole;
+  }
   EpochRecord shared(const EpochRecord& record) const {
     if (hooks_.exchange == nullptr) return record;
     std::vector<double> packed = pack_record(record);
@@ -252,7 +294,8 @@ class Driver {
       if (stopped) break;
       if (!last_segment) {
         // A point of the loss curve within the epoch; evaluation time is not training time.
-        const EpochRecord probe = shared(evaluates() ? kernel_.evaluate(false) : EpochRecord{});
+        const EpochRecord probe =
+            shared(summed(evaluates() ? kernel_.evaluate(false) : EpochRecord{}));
         result_.curve.push_back(
             {result_.elapsed + seconds, kernel_.applied(), probe.train.loss,
              config_.virtual_time ? std::optional(virtual_seconds()) : std::nullopt});
@@ -260,7 +303,7 @@ class Driver {
     }
     result_.elapsed += seconds;
     if (stopped) return false;
-    result_.samples += config_.rows;
+    result_.samples += epoch_samples_;
     EpochRecord done = evaluated();
     done.epoch = epoch;
     done.seconds = seconds;
@@ -560,6 +603,9 @@ class Driver {
   const DriverConfig& config_;
   Kernel& kernel_;
   const DriverHooks& hooks_;
+  const bool part_;                 // this process holds its part of the data
+  const std::uint64_t order_seed_;  // the seed of the epochs' orders
+  std::size_t epoch_samples_ = 0;   // samples of an epoch, every process's
   DriverResult result_;
   double initial_loss_ = 0;
   double best_loss_ = 0;                 // the lowest training loss so far (patience)
@@ -578,8 +624,8 @@ void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
                 const Callbacks& callbacks, const TrainState* resume,
                 std::span<const WorkerStats* const> workers, ParamStore& store, Policy policy) {
   DriverHooks hooks{
-      callbacks.on_epoch, callbacks.on_epoch_state, callbacks.stop, callbacks.held_out, {},
-      callbacks.exchange};
+      callbacks.on_epoch, callbacks.on_epoch_state, callbacks.stop,     callbacks.held_out, {},
+      callbacks.exchange, callbacks.held_out_rows,  callbacks.data_part};
   if (hooks.exchange != nullptr) hooks.exchange->attach(store.values(), policy);
   if (config.virtual_time) {
     for (int k = 0; k < config.workers; ++k) hooks.clocks.push_back(callbacks.clock(k).get());
@@ -598,6 +644,13 @@ void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
       result.elapsed > 0 ? static_cast<double>(report.samples) / result.elapsed : 0.0;
   report.weights = store.snapshot();
   if (hooks.exchange != nullptr) report.exchange = hooks.exchange->summary();
+  if (hooks.exchange != nullptr && hooks.data_part) {
+    // The report speaks of the whole data, not of this process's part.
+    if (report.dataset) report.dataset = whole_of_parts(*report.dataset, *hooks.exchange);
+    std::vector<double> rows{static_cast<double>(report.data.rows)};
+    hooks.exchange->sum(rows);
+    report.data.rows = static_cast<std::size_t>(rows[0]);
+  }
   summarise_workers(workers, config.rows, report);
   for (std::size_t k = 0; k < result.bound_waits.size(); ++k) {
     report.workers[k].bound_waits = result.bound_waits[k];

@@ -46,6 +46,10 @@ struct DriverHooks {
   /// Several processes (Callbacks::exchange): this process's workers take their part of each
   /// epoch, merge through it, and take rank 0's evaluations.
   Exchange* exchange = nullptr;
+  /// The examples `held_out` evaluates.
+  std::size_t held_out_rows = 0;
+  /// With `exchange`: the rows are this process's part of the data (Callbacks::data_part).
+  bool data_part = false;
 };
 
 /// The run as the driver saw it.

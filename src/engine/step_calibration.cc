@@ -11,6 +11,7 @@
 #include "engine/rng.h"
 #include "engine/subsets.h"
 #include "hogwild/error.h"
+#include "hogwild/exchange.h"
 
 namespace hogwild::detail {
 namespace {
@@ -126,12 +127,61 @@ StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
   return c;
 }
 
+namespace {
+
+// Across processes rank 0 calibrates on its data and every process takes its choice (parts of
+// the data differ, and no process may train with a step of its own); a calibration that
+// diverged on rank 0 stops every process.
+template <class Data>
+StepCalibration agreed_calibration(const TrainConfig& config, const Data& train,
+                                   Exchange& exchange) {
+  const std::size_t ladder = step_ladder().size();
+  std::vector<double> packed(7 + 2 * ladder, 0.0);
+  StepCalibration c;
+  std::string diverged;
+  if (exchange.rank() == 0) {
+    try {
+      c = calibrate_step(config, train);
+      packed = {0.0,
+                c.chosen,
+                c.best,
+                c.inconclusive ? 1.0 : 0.0,
+                static_cast<double>(c.sample_rows),
+                static_cast<double>(c.held_out_rows),
+                0.0};
+      packed.insert(packed.end(), c.steps.begin(), c.steps.end());
+      packed.insert(packed.end(), c.losses.begin(), c.losses.end());
+    } catch (const DivergenceError& e) {
+      diverged = e.what();
+      packed[0] = 1.0;
+    }
+  }
+  exchange.broadcast(packed);
+  if (packed[0] != 0.0) {
+    throw DivergenceError(diverged.empty() ? "--step auto: every step tried diverged on rank 0"
+                                           : diverged);
+  }
+  c.chosen = packed[1];
+  c.best = packed[2];
+  c.inconclusive = packed[3] != 0.0;
+  c.sample_rows = static_cast<std::size_t>(packed[4]);
+  c.held_out_rows = static_cast<std::size_t>(packed[5]);
+  const auto steps = packed.begin() + 7;
+  c.steps.assign(steps, steps + static_cast<long>(ladder));
+  c.losses.assign(steps + static_cast<long>(ladder), packed.end());
+  return c;
+}
+
+}  // namespace
+
 template <class Data>
 Report train_with_step_calibration(const TrainConfig& config, const Data& train, const Data* test,
                                    const Callbacks& callbacks, const TrainState* resume) {
   config.validate();
   const auto start = std::chrono::steady_clock::now();
-  StepCalibration calibration = calibrate_step(config, train);
+  StepCalibration calibration = callbacks.exchange != nullptr
+                                    ? agreed_calibration(config, train, *callbacks.exchange)
+                                    : calibrate_step(config, train);
   calibration.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   TrainConfig chosen = config;

@@ -131,6 +131,7 @@ Report train_holding_out(const TrainConfig& config, const Data& train_data, cons
     return Evaluation{p.loss.value_or(0.0), std::nullopt, p.accuracy,
                       shape.model == "mf" ? p.rmse : std::nullopt};
   };
+  with_held_out.held_out_rows = detail::examples_in(held);
   Report report = train(inner, kept, test_data, with_held_out, resume);
   report.config.validation_fraction = config.validation_fraction;
   return report;

@@ -7,9 +7,12 @@
 #                 within 1 point on the RCV1-like data; the report counts staleness across them
 #   reproducible  allreduce with one thread per process and a fixed seed: two runs agree to the
 #                 last digit of every loss
-#   bad_input     a missing or malformed training file, an unwritable report, a bad option or
-#                 data that differs between processes: every process exits 2 and the message
-#                 (path:line for a file) is printed once
+#   bad_input     a missing or malformed training file (the line of the whole file from the
+#                 process whose part holds it), an unwritable report, a bad option, a part
+#                 without a class or without examples, or data that differs between processes:
+#                 every process exits 2 and the message is printed once
+#   parts         each process reads its own part of the file: together the parts hold every
+#                 row once, plain or compressed, and agree on the index base and the dimension
 #   bounded       --sync-bound S: the samples other processes merge between a process's read and
 #                 its write stay within (processes - 1) x 2 (S + 1) x --sync-every
 #   rank_dies     a process killed mid-run: mpirun exits non-zero (the job ends, no hang)
@@ -94,6 +97,7 @@ case $case_name in
   bad_input)
     small
     printf '1 1:0.5\n-1 3:x\n' >bad.svm
+    printf '1 1:0.5\n0.5 2:1\n' >one.svm
     expect_once() {  # expect_once PATTERN MPIRUN_ARGS...: exit 2, PATTERN printed once
       local pattern=$1 code=0
       shift
@@ -108,9 +112,18 @@ case $case_name in
     # The file is missing on rank 1 alone (mpirun's MPMD form gives each rank its command).
     expect_once "missing.svm: cannot open" -np 1 "${run[@]}" --train small.svm : \
       -np 1 "${run[@]}" --train missing.svm
-    expect_once "bad.svm:2: expected a numeric value" -np 2 "${run[@]}" --train small.svm : \
-      -np 1 "${run[@]}" --train bad.svm
+    # Each process reads its own part of the file: the last process alone meets the bad last
+    # line, and names it as a line of the whole file.
+    { cat small.svm && echo '1 3:x'; } >bad_end.svm
+    expect_once "bad_end.svm:20001: expected a numeric value" -np 3 "${run[@]}" \
+      --train bad_end.svm
     expect_once "bad.svm:2: expected a numeric value" -np 3 "${run[@]}" --train bad.svm
+    # A file sorted by label leaves parts of one class.
+    sort -n small.svm >sorted.svm
+    expect_once "expected every label class in every process's part" -np 2 "${run[@]}" \
+      --train sorted.svm
+    expect_once "expected examples in every process's part" -np 3 "${run[@]}" --train one.svm \
+      --model squared
     expect_once "no/such/dir/r.json: cannot write" -np 2 "${run[@]}" --train small.svm \
       --json no/such/dir/r.json
     expect_once "--sync: expected rma or allreduce" -np 2 "${run[@]}" --train small.svm \
@@ -120,6 +133,25 @@ case $case_name in
       2>/dev/null
     expect_once "expected the same data on every process" -np 1 "${run[@]}" --train small.svm : \
       -np 1 "${run[@]}" --train other.svm
+    ;;
+  parts)
+    small
+    # An index 0 in the last line alone: the first parts read themselves 1-based.
+    { cat small.svm && echo '1 0:1 7:1'; } >zero.svm
+    gzip -c small.svm >small.svm.gz
+    for file in small.svm zero.svm small.svm.gz; do
+      args=(train --train "$file" --threads 1 --epochs 1 --quiet)
+      "$hogwild" "${args[@]}" --json "one-$file.json" >/dev/null
+      whole="r['dataset']['rows'], r['dataset']['features'], r['dataset']['zero_based'], \
+r['dataset']['labels'], r['samples']"
+      expected=$(json "one-$file.json" "$whole")
+      for np in 2 3; do
+        "${mpirun[@]}" -np "$np" "$hogwild" "${args[@]}" --json "$np-$file.json" >/dev/null
+        found=$(json "$np-$file.json" "$whole")
+        [[ $found == "$expected" ]] || fail "$file, $np processes: $found, one process: $expected"
+      done
+      echo "$file in 2 and 3 parts: rows, features, index base, labels, samples: $expected"
+    done
     ;;
   bounded)
     small
