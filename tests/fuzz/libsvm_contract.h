@@ -7,12 +7,17 @@
 // compressed input, also "NAME: expected a complete ... stream" or "NAME: expected valid ...
 // data" when it does not decompress; its lines are those of the decompressed text). Any
 // other outcome (another exception type, a malformed message, a broken invariant, a crash
-// caught by the sanitizers) is a bug.
+// caught by the sanitizers) is a bug. A file that reads whole also reads in the parts
+// processes read (read_libsvm_part), which together hold its rows in order.
+
+#include <unistd.h>
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -102,6 +107,42 @@ inline std::string message_violation(std::string_view message, std::string_view 
   return "";
 }
 
+/// The parts of 2 and of 3 of the file at `path`, joined, against `whole`; "" when they match.
+inline std::string joined_parts_violation(const std::filesystem::path& path, const Dataset& whole) {
+  for (const int count : {2, 3}) {
+    Dataset joined;
+    for (int index = 0; index < count; ++index) {
+      Dataset part = read_libsvm_part(path, {index, count});
+      if (whole.zero_based) make_zero_based(part);
+      for (std::size_t i = 0; i < part.rows(); ++i) {
+        joined.append(part.row(i).indices, part.row(i).values, part.labels[i]);
+      }
+    }
+    if (joined.row_offsets != whole.row_offsets || joined.indices != whole.indices ||
+        joined.values != whole.values || joined.labels != whole.labels) {
+      return "the parts of " + std::to_string(count) + " do not hold the file's rows";
+    }
+  }
+  return "";
+}
+
+/// Returns what is wrong with the parts of `text` (as a file) that processes would read, when
+/// the whole reads as `whole`: joined in order, with the 0-based reading where the whole has
+/// it, they must hold its rows exactly; or "".
+inline std::string parts_violation(std::string_view text, const Dataset& whole) {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                     ("hogwild_fuzz_parts_" + std::to_string(::getpid()) + ".svm");
+  std::ofstream(path, std::ios::binary) << text;
+  std::string violation;
+  try {
+    violation = joined_parts_violation(path, whole);
+  } catch (const std::exception& e) {
+    violation = std::string("a part of a file that reads whole threw: ") + e.what();
+  }
+  std::filesystem::remove(path);
+  return violation;
+}
+
 /// Parses `text` and checks the contract.
 inline Outcome check_libsvm(std::string_view text, std::string_view name = "fuzz.svm",
                             int threads = 1) {
@@ -119,6 +160,8 @@ inline Outcome check_libsvm(std::string_view text, std::string_view name = "fuzz
         back.labels != d.labels || back.num_features != d.num_features) {
       outcome.violation = "write_libsvm output does not read back to the same dataset";
     }
+    if (outcome.violation.empty() && !compressed(text))
+      outcome.violation = parts_violation(text, d);
   } catch (const InputError& e) {
     outcome.error = e.what();
     outcome.violation = message_violation(outcome.error, text, name);
