@@ -19,6 +19,18 @@ string(SUBSTRING "${readme}" ${begin} -1 readme)
 string(FIND "${readme}" "```" end)
 string(SUBSTRING "${readme}" 0 ${end} example)
 file(WRITE ${WORK_DIR}/consumer.cc "${example}")
+# The next C++ block: the example across processes (built where hogwild::mpi is found).
+math(EXPR end "${end} + 3")
+string(SUBSTRING "${readme}" ${end} -1 readme)
+string(FIND "${readme}" "```cpp\n" begin)
+if(begin EQUAL -1)
+  message(FATAL_ERROR "README.md: expected a second ```cpp block under '## Embedding', found none")
+endif()
+math(EXPR begin "${begin} + 7")
+string(SUBSTRING "${readme}" ${begin} -1 readme)
+string(FIND "${readme}" "```" end)
+string(SUBSTRING "${readme}" 0 ${end} example)
+file(WRITE ${WORK_DIR}/consumer_mpi.cc "${example}")
 if(NOT CMAKE_BUILD_TYPE)
   set(CMAKE_BUILD_TYPE Release)
 endif()
@@ -34,7 +46,8 @@ if(MODE STREQUAL "find_package")
   run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
   run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/packaging/find_package -B ${WORK_DIR}/build
       -G ${GENERATOR} -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE}
-      -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCONSUMER_SOURCE=${WORK_DIR}/consumer.cc)
+      -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCONSUMER_SOURCE=${WORK_DIR}/consumer.cc
+      -DCONSUMER_MPI_SOURCE=${WORK_DIR}/consumer_mpi.cc)
 else()
   # The library is compiled again here; without optimisation that takes a fraction of the
   # time, and what this test checks is the CMake wiring, not the code generation.
@@ -44,3 +57,8 @@ else()
 endif()
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run(${WORK_DIR}/build/consumer)
+# Started without mpirun, the example across processes runs as a single process (MPI's
+# singleton start); under mpirun the tests of tests/mpi cover it.
+if(EXISTS ${WORK_DIR}/build/consumer_mpi)
+  run(${WORK_DIR}/build/consumer_mpi)
+endif()
