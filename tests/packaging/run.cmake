@@ -1,36 +1,30 @@
-# Builds and runs README.md's embedding example, either through find_package against a fresh
+# Builds and runs README.md's embedding examples, either through find_package against a fresh
 # install tree (MODE=find_package) or through add_subdirectory (MODE=add_subdirectory).
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 
-# The example is the first C++ block after the "## Embedding" heading, taken as it stands.
+# The examples are the C++ blocks after the "## Embedding" heading, taken as they stand: the
+# first on one process, the second across processes (built where hogwild::mpi is found).
 file(READ ${SOURCE_DIR}/README.md readme)
 string(FIND "${readme}" "## Embedding" at)
 if(at EQUAL -1)
   message(FATAL_ERROR "README.md: expected an '## Embedding' section, found none")
 endif()
 string(SUBSTRING "${readme}" ${at} -1 readme)
-string(FIND "${readme}" "```cpp\n" begin)
-if(begin EQUAL -1)
-  message(FATAL_ERROR "README.md: expected a ```cpp block under '## Embedding', found none")
-endif()
-math(EXPR begin "${begin} + 7")
-string(SUBSTRING "${readme}" ${begin} -1 readme)
-string(FIND "${readme}" "```" end)
-string(SUBSTRING "${readme}" 0 ${end} example)
-file(WRITE ${WORK_DIR}/consumer.cc "${example}")
-# The next C++ block: the example across processes (built where hogwild::mpi is found).
-math(EXPR end "${end} + 3")
-string(SUBSTRING "${readme}" ${end} -1 readme)
-string(FIND "${readme}" "```cpp\n" begin)
-if(begin EQUAL -1)
-  message(FATAL_ERROR "README.md: expected a second ```cpp block under '## Embedding', found none")
-endif()
-math(EXPR begin "${begin} + 7")
-string(SUBSTRING "${readme}" ${begin} -1 readme)
-string(FIND "${readme}" "```" end)
-string(SUBSTRING "${readme}" 0 ${end} example)
-file(WRITE ${WORK_DIR}/consumer_mpi.cc "${example}")
+foreach(consumer consumer consumer_mpi)
+  string(FIND "${readme}" "```cpp\n" begin)
+  if(begin EQUAL -1)
+    message(FATAL_ERROR "README.md: expected a ```cpp block for ${consumer} under '## Embedding', "
+                        "found none")
+  endif()
+  math(EXPR begin "${begin} + 7")
+  string(SUBSTRING "${readme}" ${begin} -1 readme)
+  string(FIND "${readme}" "```" end)
+  string(SUBSTRING "${readme}" 0 ${end} example)
+  file(WRITE ${WORK_DIR}/${consumer}.cc "${example}")
+  math(EXPR end "${end} + 3")
+  string(SUBSTRING "${readme}" ${end} -1 readme)
+endforeach()
 if(NOT CMAKE_BUILD_TYPE)
   set(CMAKE_BUILD_TYPE Release)
 endif()
