@@ -183,7 +183,7 @@ TEST_CASE("a file's parts hold every row once, in order, plain or compressed") {
       CAPTURE(count);
       std::vector<Dataset> parts;
       for (int index = 0; index < count; ++index) {
-        parts.push_back(read_libsvm_part(path, {index, count}));
+        parts.push_back(read_libsvm_part(path, {index, count}, {.threads = 1}));
         CHECK(parts.back().rows() > 0);
         CHECK(parts.back().num_features <= whole.num_features);
       }
