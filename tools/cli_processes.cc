@@ -150,6 +150,23 @@ std::string classes_text(const std::vector<double>& classes) {
   return fmt::format("{{{}}}", fmt::join(classes, ", "));
 }
 
+// Collective: what is wrong when the processes' parts hold different label classes (a class
+// missing from a part would give that process a model of other classes), or "".
+std::string classes_mismatch(const hogwild::Dataset& part, int ranks) {
+  const std::set<float> distinct(part.labels.begin(), part.labels.end());
+  const std::vector<double> mine(distinct.begin(), distinct.end());
+  const auto all = gathered(mine, ranks);
+  for (std::size_t r = 1; r < all.size(); ++r) {
+    if (all[r] == all[0]) continue;
+    return fmt::format(
+        "{}: expected every label class in every process's part of the file, found {} in part 0 "
+        "and {} in part {} (a file sorted by label: shuffle its lines, or train with fewer "
+        "processes)",
+        part.source, classes_text(all[0]), classes_text(all[r]), r);
+  }
+  return "";
+}
+
 }  // namespace
 #endif
 
@@ -176,7 +193,7 @@ hogwild::Dataset Processes::read_training_part(const std::filesystem::path& path
   const unsigned long long size = std::filesystem::file_size(path, ec);
   const unsigned long long zero = part.zero_based ? 1 : 0;
   const unsigned long long rows = part.rows();
-  unsigned long long file[5] = {size, ~size, zero, ~rows, part.num_features};
+  unsigned long long file[4] = {size, ~size, zero, ~rows};
   agree_on_largest(file);
   if (file[0] != ~file[1]) {
     failed(fmt::format(
@@ -203,17 +220,8 @@ hogwild::Dataset Processes::read_training_part(const std::filesystem::path& path
   whole_rows_ = static_cast<std::size_t>(totals[0]);
   whole_nnz_ = static_cast<std::size_t>(totals[1]);
   if (classifier) {
-    // A class missing from a part would give that process a model of other classes.
-    const std::set<float> distinct(part.labels.begin(), part.labels.end());
-    const std::vector<double> mine(distinct.begin(), distinct.end());
-    const auto all = gathered(mine, ranks_);
-    for (std::size_t r = 1; r < all.size(); ++r) {
-      if (all[r] == all[0]) continue;
-      failed(fmt::format(
-          "{}: expected every label class in every process's part of the file, found {} in "
-          "part 0 and {} in part {} (a file sorted by label: shuffle its lines, or train with "
-          "fewer processes)",
-          part.source, classes_text(all[0]), classes_text(all[r]), r));
+    if (const std::string mismatch = classes_mismatch(part, ranks_); !mismatch.empty()) {
+      failed(mismatch);
     }
   }
 #endif
