@@ -169,13 +169,15 @@ std::vector<std::size_t> storage_for(const hogwild_cli::TrainArgs& args, std::si
 // `train` and `test`).
 template <class Data>
 py::tuple train_on(const hogwild_cli::TrainArgs& args, Data train, const std::optional<Data>& test,
-                   Control* given, bool verbose, double conversion_seconds) {
+                   Control* given, bool verbose, double conversion_seconds,
+                   bool intercept = false) {
   Control own;
   Control& control = given ? *given : own;
   control.epochs = 0;
   const auto& config = args.config;
   const Data* test_data = test ? &*test : nullptr;
   auto checkpoint = hogwild::checkpoint_for(config, train, test_data);
+  checkpoint.intercept = intercept;
   if (const auto parameters = hogwild::checkpoint_parameters(checkpoint);
       parameters > args.max_parameters) {
     throw hogwild::InputError(fmt::format(
@@ -299,27 +301,40 @@ void bind_model(py::module_& m) {
       .def_readonly("rank", &Checkpoint::rank, "mf: factorisation rank")
       .def_readonly("labels", &Checkpoint::labels, "the label value of each class index")
       .def_readonly("epoch", &Checkpoint::epoch, "epochs completed")
+      .def_readonly("intercept", &Checkpoint::intercept,
+                    "linear models: the last weight is a bias, and predictions append the "
+                    "constant feature to each row")
+      .def(
+          "with_intercept",
+          [](const Checkpoint& c) {
+            Checkpoint with = c;
+            with.intercept = true;
+            // The same checks as a file's (a linear model only).
+            return hogwild::parse_checkpoint(serialize_checkpoint(with), "model");
+          },
+          "A copy whose last weight is taken as a bias (files written before checkpoints "
+          "recorded it)")
       .def_property_readonly(
           "weights", [](const Checkpoint& c) { return to_array(c.weights); },
           "a copy of the parameters, in the model's layout")
       .def(
           "predict_sparse",
           [](const Checkpoint& c, const Array<std::uint64_t>& indptr,
-             const Array<std::uint32_t>& indices, const Array<float>& values, std::size_t features,
-             bool intercept) {
+             const Array<std::uint32_t>& indices, const Array<float>& values,
+             std::size_t features) {
             const std::size_t rows = indptr.size() > 0 ? indptr.size() - 1 : 0;
+            // An intercept model's predict() appends the constant feature itself.
             const auto data =
                 sparse_data(indptr, indices, values, Array<float>(static_cast<py::ssize_t>(rows)),
-                            features, intercept, "X");
+                            features, false, "X");
             const py::gil_scoped_release release;
             auto p = hogwild::predict(c, data, false);
             const py::gil_scoped_acquire gil;
             return prediction_dict(p, c);
           },
           py::arg("indptr"), py::arg("indices"), py::arg("values"), py::arg("features"),
-          py::arg("intercept") = false,
-          "Predictions for CSR rows (uint64 indptr, uint32 indices, float32 values); with "
-          "`intercept`, each row ends with a feature of value 1, as in training.")
+          "Predictions for CSR rows (uint64 indptr, uint32 indices, float32 values); an "
+          "intercept model appends its constant feature to each row, as in training.")
       .def(
           "predict_dense",
           [](const Checkpoint& c, const Array<float>& features) {
@@ -383,7 +398,8 @@ void bind_training(py::module_& m) {
                                   t[1].cast<Array<std::uint32_t>>(), t[2].cast<Array<float>>(),
                                   t[3].cast<Array<float>>(), features, intercept, "X_test");
         }
-        return train_on(args, std::move(train), test_data, control, verbose, seconds_since(start));
+        return train_on(args, std::move(train), test_data, control, verbose, seconds_since(start),
+                        intercept);
       },
       py::arg("indptr"), py::arg("indices"), py::arg("values"), py::arg("labels"),
       py::arg("features"), py::arg("intercept"), py::arg("test"), py::arg("options"),

@@ -57,6 +57,7 @@ void check_same(const Checkpoint& a, const Checkpoint& b) {
   CHECK(a.rank == b.rank);
   CHECK(a.mean == b.mean);
   CHECK(a.zero_based == b.zero_based);
+  CHECK(a.intercept == b.intercept);
   CHECK(a.labels == b.labels);
   CHECK(a.initial_loss == b.initial_loss);
   CHECK(a.elapsed == b.elapsed);
@@ -610,4 +611,48 @@ TEST_CASE("predict with a checkpoint reproduces the trainer's own test evaluatio
     unseen.append(100000, 3, 1.0f);
     CHECK(predict(c, unseen).values[0] == doctest::Approx(static_cast<float>(c.mean)));
   }
+}
+
+TEST_CASE("an intercept model's checkpoint records it and predict appends the constant feature") {
+  const auto problem = sparse_problem();
+  // The reference: the same weights as a plain model, given rows with the constant feature
+  // appended by hand at index `features`.
+  Dataset with_bias;
+  for (std::size_t i = 0; i < problem.test.rows(); ++i) {
+    const auto row = problem.test.row(i);
+    std::vector<std::uint32_t> indices(row.indices.begin(), row.indices.end());
+    std::vector<float> values(row.values.begin(), row.values.end());
+    indices.push_back(static_cast<std::uint32_t>(problem.train.num_features));
+    values.push_back(1.0f);
+    with_bias.append(indices, values, problem.test.labels[i]);
+  }
+  Checkpoint plain;
+  plain.model = "logistic";
+  plain.format = "libsvm";
+  plain.config = "{}";
+  plain.features = problem.train.num_features + 1;
+  plain.labels = {-1, 1};
+  hogwild::detail::Rng rng(5);
+  for (std::size_t j = 0; j < plain.features; ++j) {
+    plain.weights.push_back(static_cast<float>(0.3 * rng.normal()));
+  }
+  Checkpoint intercept = plain;
+  intercept.intercept = true;
+  const Checkpoint read = parse_checkpoint(serialize_checkpoint(intercept), "i.ckpt");
+  CHECK(read.intercept);
+  CHECK_FALSE(parse_checkpoint(serialize_checkpoint(plain), "p.ckpt").intercept);
+  const auto expected = predict(plain, with_bias);
+  const auto found = predict(read, problem.test);
+  CHECK(found.margins == expected.margins);
+  CHECK(found.values == expected.values);
+  CHECK(*found.loss == *expected.loss);
+  // Rows that already reach the bias's index are refused, not counted twice.
+  CHECK_THROWS_WITH_AS(predict(read, with_bias),
+                       doctest::Contains("expected feature indices below"), InputError);
+  // Only a linear model has one.
+  auto softmax = sample_checkpoint();
+  softmax.intercept = true;
+  CHECK(rejection(serialize_checkpoint(softmax))
+            .find("expected an intercept only in a linear "
+                  "model") != std::string::npos);
 }

@@ -34,6 +34,10 @@ struct Checkpoint {
   std::uint64_t rank = 0;             ///< mf: factorisation rank
   double mean = 0;                    ///< mf: the training ratings' mean (added to predictions)
   bool zero_based = false;            ///< LIBSVM: the training file's indices were 0-based
+  /// Linear models: trained with a constant feature of value 1 after each row's last (the
+  /// Python module's intercept=True); the last weight is the bias, and predict() appends the
+  /// feature to the rows it is given.
+  bool intercept = false;
   /// Label values: binary linear models {negative, positive} (empty for squared); softmax and
   /// mlp the label of each class index.
   std::vector<double> labels;

@@ -125,7 +125,7 @@ def train(X, y, *, X_test=None, y_test=None, intercept=False, control=None, verb
     native, report_json, native_conversion = run()
     report = json.loads(report_json)
     report["conversion_seconds"] = converted + native_conversion
-    return Model(native, intercept), report
+    return Model(native), report
 
 
 def _check_binary(y):

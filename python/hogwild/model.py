@@ -13,16 +13,15 @@ class Model:
     and `load` reads those of `hogwild train --checkpoint`.
     """
 
-    def __init__(self, native, intercept=False):
+    def __init__(self, native):
         self._native = native
-        self._intercept = intercept
 
     @property
     def intercept(self):
         """Trained with intercept=True: the last weight is the bias, and predictions append the
-        constant feature to each row (a saved model's file does not record this: give the
-        command line rows that end with it)."""
-        return self._intercept
+        constant feature to each row (the saved file records it: `load` and `hogwild predict`
+        do the same)."""
+        return self._native.intercept
 
     @property
     def model(self):
@@ -59,10 +58,10 @@ class Model:
         if native.format == "idx":
             return native.predict_dense(_arrays.dense_rows(X))
         X = _arrays.matrix(X)
-        if self._intercept and X.shape[1] != native.features - 1:
+        if native.intercept and X.shape[1] != native.features - 1:
             raise ValueError(f"X: expected {native.features - 1} columns (as in training; the "
                              f"model's last weight is its intercept), found {X.shape[1]}")
-        return native.predict_sparse(*_arrays.csr_parts(X), X.shape[1], self._intercept)
+        return native.predict_sparse(*_arrays.csr_parts(X), X.shape[1])
 
     def predict(self, X):
         """The predicted label (classifiers) or value of each row."""
@@ -98,10 +97,16 @@ class Model:
         return f"hogwild.Model({self.model}, {self.features} features, epoch {self.epoch})"
 
 
-def load(path, intercept=False):
-    """Reads a model written by Model.save or `hogwild train --checkpoint`. A linear model
-    trained with intercept=True needs it again here: the file does not record it."""
+def load(path, intercept=None):
+    """Reads a model written by Model.save or `hogwild train --checkpoint`; whether its last
+    weight is an intercept comes from the file. intercept=True reads a linear model's file
+    written before files recorded it as one trained with intercept=True."""
     native = _hogwild.load(str(path))
-    if intercept and native.model not in ("logistic", "hinge", "squared"):
-        raise ValueError(f"intercept: expected a linear model, found a {native.model} model")
-    return Model(native, intercept)
+    if intercept and not native.intercept:
+        if native.model not in ("logistic", "hinge", "squared"):
+            raise ValueError(f"intercept: expected a linear model, found a {native.model} model")
+        native = native.with_intercept()
+    elif intercept is False and native.intercept:
+        raise ValueError(f"intercept: {path} records a model trained with an intercept, "
+                         f"found intercept=False")
+    return Model(native)

@@ -166,7 +166,7 @@ def test_a_diverging_run_raises_divergence_error():
     assert issubclass(hogwild.DivergenceError, ArithmeticError)
 
 
-def test_an_intercept_is_the_last_weight_and_predictions_need_the_training_width(tmp_path):
+def test_an_intercept_is_the_last_weight_and_predictions_need_the_training_width(tmp_path, cli):
     rng = np.random.default_rng(9)
     X = rng.normal(size=(500, 4)).astype(np.float32)
     y = (X[:, 0] + 3 > 0.5 * rng.normal(size=500) + 3).astype(int)
@@ -176,9 +176,40 @@ def test_an_intercept_is_the_last_weight_and_predictions_need_the_training_width
     np.testing.assert_allclose(model.decision_function(X + 5), margins, rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="X: expected 4 columns"):
         model.predict(X[:, :3])
+    # The file records the intercept: loading and the command line add the bias alike.
     model.save(tmp_path / "m.ckpt")
-    again = hogwild.load(tmp_path / "m.ckpt", intercept=True)
+    again = hogwild.load(tmp_path / "m.ckpt")
+    assert again.intercept
     np.testing.assert_array_equal(again.predict(X + 5), model.predict(X + 5))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).predict(X + 5),
+                                  model.predict(X + 5))
+    with pytest.raises(ValueError, match="records a model trained with an intercept"):
+        hogwild.load(tmp_path / "m.ckpt", intercept=False)
+    rows = tmp_path / "rows.svm"
+    rows.write_text("".join(f"0 {' '.join(f'{j + 1}:{v!r}' for j, v in enumerate(x))}\n"
+                            for x in (X + 5).tolist()))
+    lines = cli("predict", "--model", tmp_path / "m.ckpt", "--data", rows).stdout.split("\n")
+    scores = np.array([float(line.split()[1]) for line in lines if line])
+    np.testing.assert_allclose(scores, 1 / (1 + np.exp(-margins)), rtol=1e-4, atol=1e-5)
+
+
+def test_a_file_written_before_files_recorded_the_intercept_loads_with_intercept_true(tmp_path):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 3)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    # Such a file: the weights of an intercept model with no record of it, as training on the
+    # constant column appended by hand writes.
+    model, _ = hogwild.train(np.hstack([X, np.ones((200, 1), np.float32)]), y, policy="serial")
+    assert not model.intercept
+    model.save(tmp_path / "old.ckpt")
+    old = hogwild.load(tmp_path / "old.ckpt", intercept=True)
+    assert old.intercept and old.features == 4
+    np.testing.assert_array_equal(old.decision_function(X), model.decision_function(
+        np.hstack([X, np.ones((200, 1), np.float32)])))
+    softmax, _ = hogwild.train(X, y, model="softmax")
+    softmax.save(tmp_path / "softmax.ckpt")
+    with pytest.raises(ValueError, match="intercept: expected a linear model"):
+        hogwild.load(tmp_path / "softmax.ckpt", intercept=True)
 
 
 def test_predictions_of_no_rows_have_every_key_and_shape():

@@ -151,6 +151,7 @@ std::string serialize_checkpoint(const Checkpoint& c) {
       {"mean", c.mean},         {"labels", c.labels},   {"initial_loss", c.initial_loss},
       {"elapsed", c.elapsed},   {"samples", c.samples}, {"worker_updates", c.worker_updates}};
   meta["zero_based"] = c.zero_based;
+  if (c.intercept) meta["intercept"] = true;  // absent: the files before it read the same
   meta["config"] =
       c.config.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(c.config);
   const std::string meta_text = meta.dump();
@@ -227,6 +228,7 @@ void parse_metadata(std::string_view meta_text, std::string_view name, Checkpoin
     c.samples = meta.at("samples").get<std::uint64_t>();
     c.worker_updates = meta.at("worker_updates").get<std::vector<std::uint64_t>>();
     c.zero_based = meta.value("zero_based", false);  // absent from the first checkpoints
+    c.intercept = meta.value("intercept", false);
     const auto& config = meta.at("config");
     if (!config.is_object()) throw std::invalid_argument("config is not an object");
     c.config = config.dump();
@@ -277,6 +279,12 @@ void check_consistent(const Checkpoint& c, std::string_view name) {
     throw InputError(fmt::format(
         "{}: expected a model of known shape (logistic, hinge, squared, softmax, mlp or mf with "
         "nonzero sizes), found model '{}'",
+        name, c.model));
+  }
+  if (c.intercept && c.model != "logistic" && c.model != "hinge" && c.model != "squared") {
+    throw InputError(fmt::format(
+        "{}: expected an intercept only in a linear model (logistic, hinge, squared), found one "
+        "in a {} model",
         name, c.model));
   }
   if (c.weights.size() != params) {

@@ -65,9 +65,42 @@ std::string_view name_of(const std::string& source) {
   return source.empty() ? std::string_view("data") : std::string_view(source);
 }
 
+// The rows with the constant feature of an intercept model appended: index features - 1, value
+// 1. InputError when a row already reaches that index.
+Dataset with_intercept_feature(const Dataset& data, std::size_t features) {
+  const auto bias = static_cast<std::uint32_t>(features - 1);
+  Dataset out;
+  out.source = data.source;
+  out.num_features = features;
+  out.labels = data.labels;
+  out.row_offsets.reserve(data.rows() + 1);
+  out.indices.reserve(data.nnz() + data.rows());
+  out.values.reserve(data.nnz() + data.rows());
+  for (std::size_t i = 0; i < data.rows(); ++i) {
+    const SparseRow row = data.row(i);
+    if (!row.indices.empty() && row.indices.back() >= bias) {
+      throw InputError(fmt::format(
+          "{}: expected feature indices below {} (the model's last weight is its intercept), "
+          "found index {} in row {}",
+          name_of(data.source), bias, row.indices.back(), i + 1));
+    }
+    out.indices.insert(out.indices.end(), row.indices.begin(), row.indices.end());
+    out.values.insert(out.values.end(), row.values.begin(), row.values.end());
+    out.indices.push_back(bias);
+    out.values.push_back(1.0f);
+    out.row_offsets.push_back(out.indices.size());
+  }
+  return out;
+}
+
 }  // namespace
 
 Predictions predict(const Checkpoint& model, const Dataset& data, bool labelled) {
+  if (model.intercept && model.features > 0) {
+    Checkpoint plain = model;
+    plain.intercept = false;
+    return predict(plain, with_intercept_feature(data, model.features), labelled);
+  }
   Predictions out;
   if (model.model == "logistic" || model.model == "hinge" || model.model == "squared") {
     const LossKind loss = parse_loss(model.model);
