@@ -66,7 +66,8 @@ std::string_view name_of(const std::string& source) {
 }
 
 // The rows with the constant feature of an intercept model appended: index features - 1, value
-// 1. InputError when a row already reaches that index.
+// 1. Features at that index or beyond are beyond the model's input and ignored, as a plain
+// model ignores those beyond its dimension (rows that carry the constant already keep one).
 Dataset with_intercept_feature(const Dataset& data, std::size_t features) {
   const auto bias = static_cast<std::uint32_t>(features - 1);
   Dataset out;
@@ -78,14 +79,10 @@ Dataset with_intercept_feature(const Dataset& data, std::size_t features) {
   out.values.reserve(data.nnz() + data.rows());
   for (std::size_t i = 0; i < data.rows(); ++i) {
     const SparseRow row = data.row(i);
-    if (!row.indices.empty() && row.indices.back() >= bias) {
-      throw InputError(fmt::format(
-          "{}: expected feature indices below {} (the model's last weight is its intercept), "
-          "found index {} in row {}",
-          name_of(data.source), bias, row.indices.back(), i + 1));
-    }
-    out.indices.insert(out.indices.end(), row.indices.begin(), row.indices.end());
-    out.values.insert(out.values.end(), row.values.begin(), row.values.end());
+    const auto kept = static_cast<std::size_t>(
+        std::lower_bound(row.indices.begin(), row.indices.end(), bias) - row.indices.begin());
+    out.indices.insert(out.indices.end(), row.indices.begin(), row.indices.begin() + kept);
+    out.values.insert(out.values.end(), row.values.begin(), row.values.begin() + kept);
     out.indices.push_back(bias);
     out.values.push_back(1.0f);
     out.row_offsets.push_back(out.indices.size());
