@@ -24,6 +24,10 @@ if [[ ${stages[0]} == stress ]]; then
   stages=(stress)
 fi
 jobs=$(nproc)
+# Tests: one more at a time than cores. Many wait more than they compute (process start-up,
+# mpirun, a child polled for a file), and every test holds on a loaded machine (the stress
+# stage runs 4 at once beside a busy loop on every core).
+test_jobs=$((jobs + 1))
 extra=()
 for s in "${stages[@]}"; do
   case $s in
@@ -110,7 +114,7 @@ for s in "${stages[@]}"; do
       say "release: build and test"
       cmake --preset release >/dev/null
       cmake --build --preset release -j "$jobs"
-      ctest --preset release -j "$jobs"
+      ctest --preset release -j "$test_jobs"
       ;;
     tsan)
       build_tsan_tbb
@@ -122,13 +126,13 @@ for s in "${stages[@]}"; do
         echo "test.sh: the tsan build does not link the instrumented oneTBB in build/tbb-tsan" >&2
         exit 1
       fi
-      ctest --preset tsan -j "$jobs"
+      ctest --preset tsan -j "$test_jobs"
       ;;
     asan)
       say "asan: build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
       cmake --preset asan >/dev/null
       cmake --build --preset asan -j "$jobs"
-      ctest --preset asan -j "$jobs"
+      ctest --preset asan -j "$test_jobs"
       ;;
     stress)
       for preset in "${stress_presets[@]}"; do
