@@ -68,7 +68,7 @@ class Processes {
   /// hold. Collective; an error any process met stops all of them (PeerFailed elsewhere).
   hogwild::Dataset read_training_part(const std::filesystem::path& path,
                                       const hogwild::LibsvmReadOptions& options, bool classifier);
-  /// After read_training_part: examples and nonzeros of the whole file.
+  /// After read_training_part: examples of the whole file.
   std::size_t whole_rows() const { return whole_rows_; }
   /// After read_training_part: nonzeros of the whole file.
   std::size_t whole_nnz() const { return whole_nnz_; }
