@@ -92,8 +92,9 @@ TEST_CASE("delay specs parse, and bad ones name what was expected") {
        "--delay: expected none, const:S, uniform:S, geometric:P[:CAP] or trace:FILE, "
        "found 'none:3'"},
   };
-  for (const auto& [spec, message] : bad) {
-    CAPTURE(spec);
+  for (const auto& bad_case : bad) {
+    const auto& [spec, message] = bad_case;
+    CAPTURE(bad_case[0]);
     CHECK_THROWS_WITH_AS(DelaySpec::parse(spec), message, InputError);
   }
 }

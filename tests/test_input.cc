@@ -88,9 +88,10 @@ using Compressor = std::string (*)(std::string_view);
 TEST_CASE("gzip, bzip2 and xz LIBSVM files read as the plain file does, whatever their names") {
   const std::string text = libsvm_text();
   const Dataset plain = parse_libsvm(text, "plain");
-  for (const auto& [name, compress] :
+  for (const auto& format :
        {std::pair<const char*, Compressor>{"gzip", gzip}, {"bzip2", bzip2}, {"xz", xz}}) {
-    CAPTURE(name);
+    const auto& [name, compress] = format;
+    CAPTURE(format.first);
     const std::string bytes = compress(text);
     CHECK(detail::compression_name(detail::compression_of(bytes)) == name);
     const fs::path path = write(std::string(name) + ".txt", bytes);
@@ -175,11 +176,12 @@ Dataset joined(const std::vector<Dataset>& parts) {
 TEST_CASE("a file's parts hold every row once, in order, plain or compressed") {
   const std::string text = libsvm_text();
   const Dataset whole = parse_libsvm(text, "whole");
-  for (const auto& [name, bytes] :
+  for (const auto& file :
        {std::pair<std::string, std::string>{"plain", text}, {"gzip", gzip(text)}}) {
+    const auto& [name, bytes] = file;
     const fs::path path = write("parts_" + name + ".svm", bytes);
     for (const int count : {1, 2, 3, 5, 7, 64}) {
-      CAPTURE(name);
+      CAPTURE(file.first);
       CAPTURE(count);
       std::vector<Dataset> parts;
       for (int index = 0; index < count; ++index) {

@@ -45,9 +45,9 @@ TEST_CASE("patience stops a serial run exactly where its uncapped twin's losses 
   const auto problem = test::sparse_problem(2000, 300, 10, 21);
   const auto uncapped = train(serial(60), problem.train, nullptr);
   CHECK(uncapped.stopped == StopReason::kEpochs);
-  for (const auto& [patience, tol] : {std::pair{1, 1e-3}, std::pair{3, 1e-4}, std::pair{2, 1e-2}}) {
-    CAPTURE(patience);
-    CAPTURE(tol);
+  for (const auto& stopping : {std::pair{1, 1e-3}, std::pair{3, 1e-4}, std::pair{2, 1e-2}}) {
+    const auto [patience, tol] = stopping;
+    INFO("patience " << stopping.first << ", tol " << stopping.second);
     auto config = serial(60);
     config.patience = patience;
     config.tol = tol;

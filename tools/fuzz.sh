@@ -1,27 +1,28 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (the fuzz preset: clang, ASan + UBSan) and runs each one for
-# SECONDS (default 60), starting from its seed corpus tests/fuzz/corpus/NAME/ and dictionary
-# tests/fuzz/NAME.dict. Inputs it finds go to build/fuzz/corpus/NAME/ (kept between runs);
-# a crash or contract violation stops with a non-zero exit and its input saved under
-# build/fuzz/artifacts/NAME/. Add such an input to tests/test_fuzz_regressions.cc once fixed.
+# Builds the libFuzzer targets (in the asan preset: clang, ASan + UBSan, the library built with
+# -fsanitize=fuzzer-no-link) and runs each one for SECONDS (default 60), starting from its seed
+# corpus tests/fuzz/corpus/NAME/ and dictionary tests/fuzz/NAME.dict. Inputs it finds go to
+# build/asan/fuzz/corpus/NAME/ (kept between runs); a crash or contract violation stops with a
+# non-zero exit and its input saved under build/asan/fuzz/artifacts/NAME/. Add such an input to
+# tests/test_fuzz_regressions.cc once fixed.
 #
 #   tools/fuzz.sh [SECONDS]
-#   build/fuzz/tests/fuzz/fuzz_NAME FILE     replays one input
+#   build/asan/tests/fuzz/fuzz_NAME FILE     replays one input
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
 tools/setup-deps.sh clang
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$(nproc)"
+cmake --preset asan >/dev/null
+cmake --build --preset asan --target fuzzers -j "$(nproc)"
 
 status=0
-for target in build/fuzz/tests/fuzz/fuzz_*; do
+for target in build/asan/tests/fuzz/fuzz_*; do
   [[ -f $target && -x $target ]] || continue
   name=${target##*/fuzz_}
-  work=build/fuzz/corpus/$name
-  artifacts=build/fuzz/artifacts/$name
-  log=build/fuzz/$name.log
+  work=build/asan/fuzz/corpus/$name
+  artifacts=build/asan/fuzz/artifacts/$name
+  log=build/asan/fuzz/$name.log
   mkdir -p "$work" "$artifacts"
   options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1
     -artifact_prefix="$artifacts/")

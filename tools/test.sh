@@ -31,10 +31,10 @@ test_jobs=$((jobs + 1))
 extra=()
 for s in "${stages[@]}"; do
   case $s in
-    release | asan) ;;
+    release) ;;
     tsan) extra+=(dpkg-dev xz-utils) ;;  # apt-get source and dpkg-source for oneTBB
-    stress) extra+=(dpkg-dev xz-utils) ;;
-    fuzz) extra+=(clang) ;;
+    stress) extra+=(dpkg-dev xz-utils clang) ;;
+    asan | fuzz) extra+=(clang) ;;  # the asan preset is clang's: it builds the libFuzzer targets
     *) echo "test.sh: unknown stage '$s'; expected release, tsan, asan or fuzz" >&2; exit 2 ;;
   esac
 done
