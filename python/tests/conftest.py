@@ -13,8 +13,12 @@ def cli():
     if not path:
         pytest.skip("HOGWILD_CLI is not set (ctest sets it)")
 
+    # Under AddressSanitizer ctest preloads the sanitizer's runtime into the interpreter; the
+    # tool is a sanitized executable with its own copy, which must not meet a second.
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
     def run(*args, check=True):
-        result = subprocess.run([path, *map(str, args)], capture_output=True, text=True)
+        result = subprocess.run([path, *map(str, args)], capture_output=True, text=True, env=env)
         if check and result.returncode != 0:
             raise AssertionError(f"hogwild {' '.join(map(str, args))}: exit {result.returncode}: "
                                  f"{result.stderr}")
