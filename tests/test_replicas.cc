@@ -129,6 +129,48 @@ TEST_CASE("replicas as auto sets them progress as the serial run") {
   }
 }
 
+TEST_CASE("heaviest_feature_share: one feature's share of the squared values") {
+  Dataset data;
+  CHECK(heaviest_feature_share(data) == 0);
+  const std::uint32_t first[] = {0, 1};
+  const float first_values[] = {1.0f, 1.0f};
+  const std::uint32_t second[] = {0, 2};
+  const float second_values[] = {-1.0f, 2.0f};
+  data.append(first, first_values, 1.0f);
+  data.append(second, second_values, -1.0f);
+  data.num_features = 3;
+  // Squared values by feature: 2, 1 and 4 of 7.
+  CHECK(heaviest_feature_share(data) == doctest::Approx(4.0 / 7.0));
+}
+
+TEST_CASE("--replicate auto keeps the weights shared when one feature carries the rows") {
+  // The Zipf data alone: every feature's share is small, and auto replicates. With a constant
+  // feature of 1 beside rows of norm 1 (an intercept), that feature carries half the squared
+  // values: a merge would add up every worker's change of its weight.
+  auto data = zipf_problem().train;
+  TrainConfig c;
+  c.threads = 2;
+  CHECK(heaviest_feature_share(data) < TrainConfig::kAutoReplicateMaxShare);
+  CHECK(resolved_replicate(c, data) == 2048);
+  Dataset with_constant;
+  const auto bias = static_cast<std::uint32_t>(data.num_features);
+  for (std::size_t i = 0; i < data.rows(); ++i) {
+    const auto row = data.row(i);
+    std::vector<std::uint32_t> indices(row.indices.begin(), row.indices.end());
+    std::vector<float> values(row.values.begin(), row.values.end());
+    indices.push_back(bias);
+    values.push_back(1.0f);
+    with_constant.append(indices, values, data.labels[i]);
+  }
+  with_constant.num_features = data.num_features + 1;
+  CHECK(heaviest_feature_share(with_constant) > TrainConfig::kAutoReplicateMaxShare);
+  CHECK(resolved_replicate(c, with_constant) == 0);
+  c.epochs = 1;
+  CHECK(hogwild::train(c, with_constant, nullptr).config.replicate == 0);
+  c.replicate = 64;  // asked for: kept
+  CHECK(resolved_replicate(c, with_constant) == 64);
+}
+
 TEST_CASE("--replicate: auto resolves from the run, explicit values are checked") {
   TrainConfig c;
   c.threads = 2;

@@ -133,3 +133,34 @@ TEST_CASE("a ladder whose steps all end alike is inconclusive: the model's defau
   CHECK_FALSE(
       detail::calibrate_step(least_squares(), identical_rows(8, 3.0f, 1.0f, 2.0f)).inconclusive);
 }
+
+TEST_CASE("a ladder whose best does not beat the initial model is inconclusive") {
+  // Least squares on x = 1 with targets +1 and -1, one example trained on and the other judged:
+  // a pass at step s ends at w = s y (it starts at 0), and the held-out loss (w + y)^2 / 2 =
+  // (1 + s)^2 / 2 is above the initial model's 1/2 for every step. The lowest would be the
+  // step that moved least, the ladder's bottom, whatever the data's scale.
+  Dataset data;
+  const std::uint32_t index[] = {0};
+  const float one[] = {1.0f};
+  data.append(index, one, 1.0f);
+  data.append(index, one, -1.0f);
+  const auto c = detail::calibrate_step(least_squares(), data);
+  CHECK(c.sample_rows == 1);
+  CHECK(c.held_out_rows == 1);
+  CHECK(c.start_loss == doctest::Approx(0.5));
+  REQUIRE(c.losses.size() == c.steps.size());
+  for (std::size_t i = 0; i < c.steps.size(); ++i) {
+    CAPTURE(c.steps[i]);
+    CHECK(c.losses[i] == doctest::Approx((1 + c.steps[i]) * (1 + c.steps[i]) / 2));
+  }
+  CHECK(c.inconclusive);
+  CHECK(c.chosen == 0.5);  // the linear models' default step
+  // With a held-out example that agrees (targets +1 and +1) the steps below 2 gain, and the
+  // ladder decides.
+  Dataset agreeing;
+  agreeing.append(index, one, 1.0f);
+  agreeing.append(index, one, 1.0f);
+  const auto d = detail::calibrate_step(least_squares(), agreeing);
+  CHECK_FALSE(d.inconclusive);
+  CHECK(d.best == doctest::Approx(1.0));  // w = 1 fits the target exactly
+}

@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -136,8 +138,13 @@ void print_summary(const hogwild::Report& report) {
                report.workers.size() > 1 ? "; per worker mean " + means : "");
   }
   if (const auto& c = report.step_calibration) {
+    const bool no_gain =
+        c->inconclusive && std::ranges::none_of(c->losses, [&](double loss) {
+          return loss < c->start_loss - c->kInconclusiveSpread * std::abs(c->start_loss);
+        });
     const std::string below =
-        c->inconclusive        ? "the model's default: every step's loss within 0.1% of "
+        no_gain                ? "the model's default: no step 0.1% below the initial model's "
+        : c->inconclusive      ? "the model's default: every step's loss within 0.1% of "
         : c->chosen != c->best ? fmt::format("the half-decade below {:g}, ", c->best)
                                : "";
     fmt::print(
@@ -329,13 +336,30 @@ std::string describe(Plan& p, const hogwild::Ratings& train, const hogwild::Rati
                      train.num_items, test ? fmt::format("; test: {} ratings", test->size()) : "");
 }
 
+// What the replicas line says: samples between merges, or off and why when `auto` saw a
+// heavy feature.
+std::string replicas_text(const TrainArgs& a, const hogwild::Dataset& train) {
+  const std::size_t dim = std::max<std::size_t>(1, train.num_features);
+  const int merge_every = a.config.resolved_replicate(dim);
+  const bool automatic = a.config.replicate == hogwild::TrainConfig::kReplicateAuto;
+  if (merge_every == 0) return "off";
+  if (!automatic) return fmt::format("merged every {} samples", merge_every);
+  const double share = hogwild::heaviest_feature_share(train);
+  if (a.config.resolved_replicate(dim, share) == 0) {
+    return fmt::format(
+        "off (auto: one feature carries {:.1f}% of the data's squared values, more than the "
+        "{:g}% that merges can add up without overshooting)",
+        100 * share, 100 * hogwild::TrainConfig::kAutoReplicateMaxShare);
+  }
+  return fmt::format("merged every {} samples (auto)", merge_every);
+}
+
 // The model line and the line of delay, row order and replicas.
-std::string model_lines(const TrainArgs& a, std::size_t dim) {
+std::string model_lines(const TrainArgs& a, const std::string& replicas) {
   const auto& config = a.config;
   const auto r = config.resolved();
   const auto& o = r.optimizer;
   const auto* mf = std::get_if<hogwild::FactorisationModel>(&r.model);
-  const int merge_every = hogwild::is_linear(r.model) ? config.resolved_replicate(dim) : 0;
   return fmt::format(
       "model: {}{}, optimizer: {}, step: {}, schedule: {}{}, minibatches: {}, l2: {}, policy: {}, "
       "{}: {}, epochs: {}\ndelay: {}, order: {}, replicas: {}\n",
@@ -351,9 +375,7 @@ std::string model_lines(const TrainArgs& a, std::size_t dim) {
       r.block_rows > 0
           ? fmt::format("blocks of {} stored rows (storage shuffled at load)", r.block_rows)
           : "a fresh permutation of the rows each epoch",
-      merge_every > 0 ? fmt::format("merged every {} samples{}", merge_every,
-                                    a.replicate == "auto" ? " (auto)" : "")
-                      : "off");
+      replicas);
 }
 
 template <class Data>
@@ -366,7 +388,11 @@ int train_on(const TrainArgs& a, Processes& processes, const StopOnSignal& stop,
   plan.copies = 1 + hogwild::state_buffers(config.optimizer.kind) +
                 (hogwild::is_linear(config.model) && config.l2_strength() > 0 ? 2 : 0);
   plan.header = describe(plan, train, test ? &*test : nullptr, processes);
-  plan.header += model_lines(a, plan.checkpoint.features);
+  std::string replicas = "off";
+  if constexpr (std::is_same_v<Data, hogwild::Dataset>) {
+    if (hogwild::is_linear(config.model)) replicas = replicas_text(a, train);
+  }
+  plan.header += model_lines(a, replicas);
   return train_and_report(a, processes, stop, train, test ? &*test : nullptr, plan);
 }
 

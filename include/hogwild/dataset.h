@@ -57,6 +57,11 @@ DatasetStats describe(const Dataset& data);
 /// Number of examples in which each feature is nonzero (size data.num_features).
 std::vector<std::uint32_t> feature_counts(const Dataset& data);
 
+/// The largest share of the data's squared mass (the sum of every stored value squared) that
+/// one feature carries: about 1/D for D features of equal weight, 1/2 for a constant feature
+/// of 1 beside rows of norm 1; 0 for data without a nonzero value.
+double heaviest_feature_share(const Dataset& data);
+
 /// The order shuffle_rows stores `n` examples in for `seed`: the i-th stored is the
 /// order[i]-th given. Whoever copies examples in anyway can copy them in this order instead.
 std::vector<std::size_t> storage_order(std::size_t n, std::uint64_t seed);

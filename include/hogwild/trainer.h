@@ -135,6 +135,14 @@ struct TrainConfig {
   static constexpr int kAutoMinMergeEvery = 128;
   /// Largest model (floats) that `auto` replicates: a merge scans the whole replica.
   static constexpr std::size_t kAutoReplicateMaxFloats = std::size_t{1} << 20;
+  /// Largest share of the data's squared mass in one feature (heaviest_feature_share) that
+  /// `auto` replicates. A merge adds up every worker's change of a weight made from the same
+  /// stale read: a feature in almost every row, carrying much of each row's norm (a constant
+  /// feature for the intercept), moves too far and its weight oscillates. RCV1-like data with
+  /// a constant feature of 1 (share 0.5) fell from 83% to 64-76% test accuracy in epochs of 5
+  /// runs out of 6, of 0.4 (0.14) in 1 of 5, of 0.2 (0.038) by 2.5 points once; of 0.1
+  /// (0.0099) never, nor the data alone (0.0014). docs/benchmarks.md.
+  static constexpr double kAutoReplicateMaxShare = 0.02;
 
   /// Checks ranges; throws InputError("--option: expected ..., found ...").
   void validate() const;
@@ -156,9 +164,14 @@ struct TrainConfig {
   /// updates, no speed model, and a model of at most kAutoReplicateMaxFloats weights, merging
   /// every kAutoStalenessBudget / (workers - 1) samples when that is at least
   /// kAutoMinMergeEvery (2048 with 2 workers, 1024 with 3, 682 with 4, 136 with 16; off beyond
-  /// 17).
-  int resolved_replicate(std::size_t dim) const;
+  /// 17), and when no feature carries more than kAutoReplicateMaxShare of the data's squared
+  /// mass (`heaviest_share`, heaviest_feature_share of the training data).
+  int resolved_replicate(std::size_t dim, double heaviest_share = 0) const;
 };
+
+/// TrainConfig::resolved_replicate for a linear model trained on `data`: its heaviest feature
+/// is weighed (one pass over the values) only when `auto` would otherwise replicate.
+int resolved_replicate(const TrainConfig& config, const Dataset& data);
 
 /// Evaluation of a model on one dataset; absent values do not apply to the model.
 struct Evaluation {
@@ -243,8 +256,13 @@ struct StepCalibration {
   /// The step the run trained with: `best` for softmax, the half-decade below it for the other
   /// models (one pass over a sample favours a step too large for many passes over the data).
   double chosen = 0;
-  /// Every step's held-out loss was within 0.1% of the lowest: the run took the model's
-  /// default step.
+  /// The held-out loss of the initial model, where every step's pass starts.
+  double start_loss = 0;
+  /// The fraction of a loss that counts as a difference between two (inconclusive).
+  static constexpr double kInconclusiveSpread = 1e-3;
+  /// The run took the model's default step: no step's held-out loss was 0.1% below the initial
+  /// model's (one pass over the sample taught nothing that held on the other sample), or every
+  /// step's was within 0.1% of the lowest.
   bool inconclusive = false;
   double seconds = 0;  ///< time calibrating, counted in the run's training time
 };

@@ -40,6 +40,18 @@ std::vector<std::uint32_t> feature_counts(const Dataset& data) {
   return counts;
 }
 
+double heaviest_feature_share(const Dataset& data) {
+  std::vector<double> mass(data.num_features, 0.0);
+  double total = 0;
+  for (std::size_t k = 0; k < data.nnz(); ++k) {
+    const double square = double{data.values[k]} * data.values[k];
+    mass[data.indices[k]] += square;
+    total += square;
+  }
+  if (total == 0) return 0;
+  return *std::max_element(mass.begin(), mass.end()) / total;
+}
+
 std::vector<std::size_t> storage_order(std::size_t n, std::uint64_t seed) {
   return detail::seeded_permutation(n, seed, 0x5707e5u);
 }

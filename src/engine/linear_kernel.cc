@@ -979,7 +979,7 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   const std::size_t dim = std::max<std::size_t>(1, train_data.num_features);
   Report report;
   report.config = raw.resolved();
-  report.config.replicate = raw.resolved_replicate(dim);
+  report.config.replicate = resolved_replicate(raw, train_data);
   const TrainConfig& config = report.config;
   const LossKind loss = std::get<LinearModel>(config.model).loss;
   report.data = {

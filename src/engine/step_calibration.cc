@@ -39,12 +39,11 @@ TrainConfig trial_config(const TrainConfig& config, double step) {
   return trial;
 }
 
-// The loss a trial ended with: on the held-out sample, or the training objective (the loss
-// where the model has none) when there is none.
-double loss_of(const Report& report) {
-  const auto& last = report.epochs.back();
-  if (last.test) return last.test->loss;
-  return last.train.objective.value_or(last.train.loss);
+// A record's loss: on the held-out sample, or the training objective (the loss where the model
+// has none) when there is none.
+double loss_of(const EpochRecord& record) {
+  if (record.test) return record.test->loss;
+  return record.train.objective.value_or(record.train.loss);
 }
 
 // An inconclusive calibration: the model's default step.
@@ -93,7 +92,8 @@ StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
     try {
       const Report trial =
           hogwild::train(trial_config(config, step), sample, held_rows > 0 ? &held_out : nullptr);
-      loss = loss_of(trial);
+      loss = loss_of(trial.epochs.back());
+      c.start_loss = loss_of(trial.epochs.front());  // the same initial model in every trial
     } catch (const DivergenceError&) {
     } catch (const InputError&) {
       // Samples of a few examples may miss a class the other sample has: nothing to judge.
@@ -124,6 +124,13 @@ StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
     if (std::isfinite(loss)) worst = std::max(worst, loss);
   }
   if (worst - best <= kInconclusiveSpread * std::abs(best)) return fallback(config, std::move(c));
+  // Nor does a ladder whose best does not beat the initial model: then the lowest loss is the
+  // step that moved least, whatever the right step. (Sparse data with a constant feature: that
+  // weight moves with every example, its random walk outweighs what one pass over 1,000 rows
+  // learns of 47k sparse features, and the least-moving step, 1e-4, won on some seeds.)
+  if (best > c.start_loss - kInconclusiveSpread * std::abs(c.start_loss)) {
+    return fallback(config, std::move(c));
+  }
   return c;
 }
 
@@ -148,7 +155,7 @@ StepCalibration agreed_calibration(const TrainConfig& config, const Data& train,
                 c.inconclusive ? 1.0 : 0.0,
                 static_cast<double>(c.sample_rows),
                 static_cast<double>(c.held_out_rows),
-                0.0};
+                c.start_loss};
       packed.insert(packed.end(), c.steps.begin(), c.steps.end());
       packed.insert(packed.end(), c.losses.begin(), c.losses.end());
     } catch (const DivergenceError& e) {
@@ -166,6 +173,7 @@ StepCalibration agreed_calibration(const TrainConfig& config, const Data& train,
   c.inconclusive = packed[3] != 0.0;
   c.sample_rows = static_cast<std::size_t>(packed[4]);
   c.held_out_rows = static_cast<std::size_t>(packed[5]);
+  c.start_loss = packed[6];
   const auto steps = packed.begin() + 7;
   c.steps.assign(steps, steps + static_cast<long>(ladder));
   c.losses.assign(steps + static_cast<long>(ladder), packed.end());

@@ -17,9 +17,10 @@ inline constexpr std::size_t kCalibrationRows = 1000;
 /// too small.)
 inline constexpr double kCalibrationFraction = 0.1;
 
-/// The calibration is inconclusive, and the run takes the model's default step, when every
-/// step's held-out loss is within this fraction of the lowest.
-inline constexpr double kInconclusiveSpread = 1e-3;
+/// The calibration is inconclusive, and the run takes the model's default step, when the
+/// lowest held-out loss is not this fraction below the initial model's, or every step's
+/// held-out loss is within this fraction of the lowest.
+inline constexpr double kInconclusiveSpread = StepCalibration::kInconclusiveSpread;
 
 /// The ladder of steps tried: half-decades from 1e-4 to 10.
 std::vector<double> step_ladder();

@@ -295,14 +295,24 @@ TrainConfig TrainConfig::resolved() const {
   return c;
 }
 
-int TrainConfig::resolved_replicate(std::size_t dim) const {
+int TrainConfig::resolved_replicate(std::size_t dim, double heaviest_share) const {
   if (replicate == kReplicateAuto) {
     const int real = workers();
-    if (!replicas_apply(*this) || real < 2 || dim > kAutoReplicateMaxFloats) return 0;
+    if (!replicas_apply(*this) || real < 2 || dim > kAutoReplicateMaxFloats ||
+        heaviest_share > kAutoReplicateMaxShare) {
+      return 0;
+    }
     const int merge_every = kAutoStalenessBudget / (real - 1);
     return merge_every >= kAutoMinMergeEvery ? merge_every : 0;
   }
   return replicas_apply(*this) ? replicate : 0;
+}
+
+int resolved_replicate(const TrainConfig& config, const Dataset& data) {
+  const std::size_t dim = std::max<std::size_t>(1, data.num_features);
+  const int merge_every = config.resolved_replicate(dim);
+  if (config.replicate != TrainConfig::kReplicateAuto || merge_every == 0) return merge_every;
+  return config.resolved_replicate(dim, heaviest_feature_share(data));
 }
 
 }  // namespace hogwild

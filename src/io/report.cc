@@ -26,13 +26,11 @@ constexpr detail::EnumNames<StopReason, 3> kStopReasons{
 ordered_json calibration_json(const StepCalibration& c) {
   ordered_json losses = ordered_json::array();
   for (const double loss : c.losses) losses.push_back(number(loss));
-  return {{"sample_rows", c.sample_rows},
-          {"steps", c.steps},
-          {"losses", losses},
-          {"best", c.best},
-          {"chosen", c.chosen},
-          {"inconclusive", c.inconclusive},
-          {"seconds", c.seconds}};
+  return {
+      {"sample_rows", c.sample_rows},       {"steps", c.steps},     {"losses", losses},
+      {"start_loss", number(c.start_loss)}, {"best", c.best},       {"chosen", c.chosen},
+      {"inconclusive", c.inconclusive},     {"seconds", c.seconds},
+  };
 }
 
 // Virtual time, bounded staleness and global delay steps, only when on: reports and checkpoints of
