@@ -84,6 +84,25 @@ TEST_CASE("gen, info and train produce a JSON report with the documented fields"
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 5);
 }
 
+TEST_CASE("a constant feature turns --replicate auto off, and the replicas line says why") {
+  generate();
+  // Every row gains feature 2001 = 1 (an intercept's constant feature): half the squared values.
+  std::istringstream rows(slurp(path("train.svm")));
+  std::ofstream out(path("constant.svm"));
+  for (std::string line; std::getline(rows, line);) out << line << " 2001:1\n";
+  out.close();
+  const auto r = run("train --train " + path("constant.svm") + " --threads 2 --epochs 1 --json " +
+                     path("constant.json"));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("replicas: off (auto: one feature carries ") != std::string::npos);
+  CHECK(nlohmann::json::parse(slurp(path("constant.json")))["config"]["replicate"] == 0);
+  // Asked for, replicas stay.
+  const auto asked =
+      run("train --train " + path("constant.svm") + " --threads 2 --epochs 1 --replicate 512");
+  CHECK(asked.out.find("replicas: merged every 512 samples") != std::string::npos);
+}
+
 TEST_CASE("bad usage and bad data exit 2 with one clear line") {
   generate();
   struct Case {
