@@ -139,7 +139,7 @@ struct TrainConfig {
   /// `auto` replicates. A merge adds up every worker's change of a weight made from the same
   /// stale read: a feature in almost every row, carrying much of each row's norm (a constant
   /// feature for the intercept), moves too far and its weight oscillates. RCV1-like data with
-  /// a constant feature of 1 (share 0.5) fell from 83% to 64-76% test accuracy in epochs of 5
+  /// a constant feature of 1 (share 0.5) fell from 83% to 64-77% test accuracy in epochs of 5
   /// runs out of 6, of 0.4 (0.14) in 1 of 5, of 0.2 (0.038) by 2.5 points once; of 0.1
   /// (0.0099) never, nor the data alone (0.0014). docs/benchmarks.md.
   static constexpr double kAutoReplicateMaxShare = 0.02;
@@ -258,7 +258,7 @@ struct StepCalibration {
   double chosen = 0;
   /// The held-out loss of the initial model, where every step's pass starts.
   double start_loss = 0;
-  /// The fraction of a loss that counts as a difference between two (inconclusive).
+  /// Two held-out losses closer than this fraction of either count as equal (inconclusive).
   static constexpr double kInconclusiveSpread = 1e-3;
   /// The run took the model's default step: no step's held-out loss was 0.1% below the initial
   /// model's (one pass over the sample taught nothing that held on the other sample), or every
