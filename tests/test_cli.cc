@@ -91,6 +91,11 @@ TEST_CASE("a constant feature turns --replicate auto off, and the replicas line 
   std::ofstream out(path("constant.svm"));
   for (std::string line; std::getline(rows, line);) out << line << " 2001:1\n";
   out.close();
+  const auto info = run("info " + path("constant.svm"));
+  CHECK(info.out.find("heaviest:        one feature holds ") != std::string::npos);
+  CHECK(info.out.find("% of the squared values (over 2%: --replicate auto keeps the weights "
+                      "shared)") != std::string::npos);
+  CHECK(run("info " + path("train.svm")).out.find("squared values\n") != std::string::npos);
   const auto r = run("train --train " + path("constant.svm") + " --threads 2 --epochs 1 --json " +
                      path("constant.json"));
   INFO(r.err);

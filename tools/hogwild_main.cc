@@ -153,6 +153,12 @@ int run_info(const std::string& path) {
              s.mean_nnz_per_row, s.max_nnz_per_row,
              s.features ? s.mean_nnz_per_row / static_cast<double>(s.features) : 0.0);
   fmt::print("indices:         {}\n", s.zero_based ? "0-based (an index 0 appears)" : "1-based");
+  const double heaviest = hogwild::heaviest_feature_share(data);
+  fmt::print("heaviest:        one feature holds {:.2f}% of the squared values{}\n", 100 * heaviest,
+             heaviest > hogwild::TrainConfig::kAutoReplicateMaxShare
+                 ? fmt::format(" (over {:g}%: --replicate auto keeps the weights shared)",
+                               100 * hogwild::TrainConfig::kAutoReplicateMaxShare)
+                 : "");
   fmt::print("labels:          {} distinct\n", s.label_counts.size());
   std::size_t shown = 0;
   for (const auto& [label, count] : s.label_counts) {
@@ -214,7 +220,11 @@ int main(int argc, char** argv) {
   hogwild_cli::PredictOptions predict;
   hogwild_cli::add_predict(app, predict);
   std::string info_path;
-  auto* info = app.add_subcommand("info", "Print statistics of a LIBSVM file.");
+  auto* info = app.add_subcommand(
+      "info",
+      "Print statistics of a LIBSVM file: rows, features, nonzeros, index base, labels, and the "
+      "share of the squared values its heaviest feature holds (over 2%, --replicate auto keeps "
+      "the weights shared).");
   info->add_option("file", info_path, "LIBSVM/SVMlight file")->required();
 
   std::string known;
