@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -138,13 +137,10 @@ void print_summary(const hogwild::Report& report) {
                report.workers.size() > 1 ? "; per worker mean " + means : "");
   }
   if (const auto& c = report.step_calibration) {
-    const bool no_gain =
-        c->inconclusive && std::ranges::none_of(c->losses, [&](double loss) {
-          return loss < c->start_loss - c->kInconclusiveSpread * std::abs(c->start_loss);
-        });
+    const bool no_gain = c->inconclusive && !c->beats_start();
     const std::string below =
-        no_gain                ? "the model's default: no step 0.1% below the initial model's "
-        : c->inconclusive      ? "the model's default: every step's loss within 0.1% of "
+        no_gain           ? "the model's default: the initial model's loss below or within 0.1% of "
+        : c->inconclusive ? "the model's default: every step's loss within 0.1% of "
         : c->chosen != c->best ? fmt::format("the half-decade below {:g}, ", c->best)
                                : "";
     fmt::print(
@@ -339,19 +335,18 @@ std::string describe(Plan& p, const hogwild::Ratings& train, const hogwild::Rati
 // What the replicas line says: samples between merges, or off and why when `auto` saw a
 // heavy feature.
 std::string replicas_text(const TrainArgs& a, const hogwild::Dataset& train) {
-  const std::size_t dim = std::max<std::size_t>(1, train.num_features);
-  const int merge_every = a.config.resolved_replicate(dim);
   const bool automatic = a.config.replicate == hogwild::TrainConfig::kReplicateAuto;
-  if (merge_every == 0) return "off";
-  if (!automatic) return fmt::format("merged every {} samples", merge_every);
-  const double share = hogwild::heaviest_feature_share(train);
-  if (a.config.resolved_replicate(dim, share) == 0) {
-    return fmt::format(
-        "off (auto: one feature carries {:.1f}% of the data's squared values, more than the "
-        "{:g}% that merges can add up without overshooting)",
-        100 * share, 100 * hogwild::TrainConfig::kAutoReplicateMaxShare);
+  const int merge_every = hogwild::resolved_replicate(a.config, train);
+  if (merge_every > 0) {
+    return fmt::format("merged every {} samples{}", merge_every, automatic ? " (auto)" : "");
   }
-  return fmt::format("merged every {} samples (auto)", merge_every);
+  const std::size_t dim = std::max<std::size_t>(1, train.num_features);
+  if (!automatic || a.config.resolved_replicate(dim) == 0) return "off";
+  return fmt::format(
+      "off (auto: one feature carries {:.1f}% of the data's squared values, more than the {:g}% "
+      "that merges can add up without overshooting)",
+      100 * hogwild::heaviest_feature_share(train),
+      100 * hogwild::TrainConfig::kAutoReplicateMaxShare);
 }
 
 // The model line and the line of delay, row order and replicas.

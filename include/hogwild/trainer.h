@@ -260,6 +260,8 @@ struct StepCalibration {
   double start_loss = 0;
   /// Two held-out losses closer than this fraction of either count as equal (inconclusive).
   static constexpr double kInconclusiveSpread = 1e-3;
+  /// Whether some step's held-out loss ended kInconclusiveSpread below start_loss.
+  bool beats_start() const;
   /// The run took the model's default step: no step's held-out loss was 0.1% below the initial
   /// model's (one pass over the sample taught nothing that held on the other sample), or every
   /// step's was within 0.1% of the lowest.

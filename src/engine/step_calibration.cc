@@ -13,6 +13,15 @@
 #include "hogwild/error.h"
 #include "hogwild/exchange.h"
 
+namespace hogwild {
+
+bool StepCalibration::beats_start() const {
+  const double bar = start_loss - kInconclusiveSpread * std::abs(start_loss);
+  return std::ranges::any_of(losses, [&](double loss) { return loss < bar; });
+}
+
+}  // namespace hogwild
+
 namespace hogwild::detail {
 namespace {
 
@@ -128,9 +137,7 @@ StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
   // step that moved least, whatever the right step. (Sparse data with a constant feature: that
   // weight moves with every example, its random walk outweighs what one pass over 1,000 rows
   // learns of 47k sparse features, and the least-moving step, 1e-4, won on some seeds.)
-  if (best > c.start_loss - kInconclusiveSpread * std::abs(c.start_loss)) {
-    return fallback(config, std::move(c));
-  }
+  if (!c.beats_start()) return fallback(config, std::move(c));
   return c;
 }
 
