@@ -129,6 +129,50 @@ TEST_CASE("sparse steps touch only their coordinates and state (lazy Adam)") {
   CHECK(f.state.s2->data()[3] == doctest::Approx(0.004));
 }
 
+TEST_CASE("Adam's moments never exceed the bound, which the growing worst case approaches") {
+  OptimizerConfig c;
+  const double bound = adam_moment_bound(c.beta1, c.beta2);
+  // The closed form: (1 - b1) / sqrt((1 - b2) (1 - b1^2 / b2)) = 7.27 for 0.9 and 0.999.
+  CHECK(bound == doctest::Approx(0.1 / std::sqrt(0.001 * (1 - 0.81 / 0.999))));
+  CHECK(std::isinf(adam_moment_bound(0.9, 0.5)));
+  // Gradients growing by b2 / b1 a step meet Cauchy-Schwarz with equality as the history grows;
+  // the double-precision moments approach the bound from below and the float steps are plain
+  // Adam's (the bound does not bind on a real history).
+  Fixture f(OptimizerKind::kAdam);
+  double m = 0, v = 0, w = 1, g = 1e-3;
+  for (int t = 1; t <= 80; ++t, g *= c.beta2 / c.beta1) {
+    const std::vector<float> grad{static_cast<float>(g), 0, 0, 0};
+    apply_step<SerialPolicy>(f.config, f.w, f.state, {{}, grad}, 0.01f, t, f.scratch);
+    m = c.beta1 * m + (1 - c.beta1) * g;
+    v = c.beta2 * v + (1 - c.beta2) * g * g;
+    w -= 0.01 * (m / (1 - std::pow(c.beta1, t))) /
+         (std::sqrt(v / (1 - std::pow(c.beta2, t))) + c.epsilon);
+    REQUIRE(m / std::sqrt(v) < bound);
+  }
+  CHECK(m / std::sqrt(v) > 0.999 * bound);
+  CHECK(f.w.data()[0] == doctest::Approx(w).epsilon(1e-5));
+}
+
+TEST_CASE("an Adam step from a racing worker's moments stays within the bound's step") {
+  // Another worker has written m for coordinate 0 but not yet v (m is written first), and this
+  // worker's gradient there is zero: unbounded, the step would be eta m / eps.
+  for (const float old_v : {0.0f, 1e-12f, 1e-6f}) {
+    CAPTURE(old_v);
+    Fixture f(OptimizerKind::kAdam);
+    f.state.s1->data()[0] = 0.1f;
+    f.state.s2->data()[0] = old_v;
+    const std::vector<float> g{0, 0, 0, 0};
+    const double t = 1000;
+    apply_step<SerialPolicy>(f.config, f.w, f.state, {{}, g}, 0.01f, t, f.scratch);
+    const OptimizerConfig& c = f.config;
+    const double largest = 0.01 / (1 - std::pow(c.beta1, t)) * adam_moment_bound(c.beta1, c.beta2) *
+                           std::sqrt(1 - std::pow(c.beta2, t));
+    CHECK(std::abs(f.w.data()[0] - 1.0) <= largest * (1 + 1e-5));
+    // Its moments are stored as computed; only the step is held.
+    CHECK(f.state.s1->data()[0] == doctest::Approx(0.09));
+  }
+}
+
 TEST_CASE("clipping rescales the gradient to the norm bound") {
   Fixture f(OptimizerKind::kSgd);
   f.config.clip_norm = 1.0;

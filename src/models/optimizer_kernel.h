@@ -9,9 +9,11 @@
 // (momentum or squared-gradient sums; Adam's first and second moments), t = step count for
 // Adam's bias correction.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <vector>
@@ -45,6 +47,16 @@ struct GradientView {
   std::span<const std::uint32_t> idx;  ///< empty: dense, g[k] belongs to coordinate k
   std::span<const float> g;
 };
+
+/// The largest |m| / sqrt(v) any sequence of gradients can give Adam's moments, for beta1^2 <
+/// beta2: by Cauchy-Schwarz, |m| = (1 - b1) |sum_i b1^i g_i| <= (1 - b1) sqrt(sum_i (b1^2 /
+/// b2)^i) sqrt(sum_i b2^i g_i^2) < (1 - b1) / sqrt((1 - b2) (1 - b1^2 / b2)) sqrt(v), whatever
+/// the length of the history. Infinite (no bound) when beta1^2 >= beta2.
+inline float adam_moment_bound(double beta1, double beta2) {
+  const double ratio = beta1 * beta1 / beta2;
+  if (ratio >= 1) return std::numeric_limits<float>::infinity();
+  return static_cast<float>((1 - beta1) / std::sqrt((1 - beta2) * (1 - ratio)));
+}
 
 /// Applies one step of `config` with step size `eta`; `t` >= 1 counts steps for Adam.
 template <class P>
@@ -116,8 +128,16 @@ void apply_step(const OptimizerConfig& config, ParamStore& w, OptimizerState& st
       });
       const auto eta_hat = static_cast<float>(eta / (1 - std::pow(config.beta1, t)));
       const auto root_hat = static_cast<float>(1 / std::sqrt(1 - std::pow(config.beta2, t)));
+      // Concurrent workers can pair one worker's new m with the v from before its write (m is
+      // written before v; a stalled write can also put back an old v). With a zero gradient
+      // here that v can be 0 while m is not, and the step m / (0 + eps) throws the weight out
+      // by orders of magnitude. No real history moves a weight further than eta_hat times
+      // adam_moment_bound / root_hat, so holding each step to that leaves a consistent
+      // (serial) history as it is and keeps such a pair to a step of ordinary size.
+      const float largest = eta_hat * adam_moment_bound(config.beta1, config.beta2) / root_hat;
       update(w, [=](float x, std::size_t k) {
-        return x - eta_hat * a[k] / (std::sqrt(b[k]) * root_hat + eps);
+        const float step = eta_hat * a[k] / (std::sqrt(b[k]) * root_hat + eps);
+        return x - std::clamp(step, -largest, largest);
       });
       break;
     }
