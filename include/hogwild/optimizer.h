@@ -13,7 +13,11 @@ namespace hogwild {
 /// Sparse gradients touch only their nonzeros' state. For Adam that is "lazy Adam": the
 /// moments of coordinates absent from a gradient are not decayed in that step (their decay
 /// catches up only when they next appear), and the bias correction uses the global step count.
-/// This keeps a sparse update's cost proportional to its nonzeros, as in Hogwild!.
+/// This keeps a sparse update's cost proportional to its nonzeros, as in Hogwild!. An Adam
+/// step is held to the largest one any history of gradients gives (|m| / sqrt(v) is at most
+/// (1 - beta1) / sqrt((1 - beta2) (1 - beta1^2 / beta2))): concurrent workers can read one
+/// worker's new m beside the v from before its write, and m / (0 + eps) would otherwise throw
+/// a weight out. A serial run never meets the bound.
 enum class OptimizerKind {
   kSgd,       ///< w -= eta g
   kMomentum,  ///< heavy ball: v = mu v + g; w -= eta v
