@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "hogwild/detail/policies.h"
@@ -170,6 +171,43 @@ TEST_CASE("an Adam step from a racing worker's moments stays within the bound's 
     CHECK(std::abs(f.w.data()[0] - 1.0) <= largest * (1 + 1e-5));
     // Its moments are stored as computed; only the step is held.
     CHECK(f.state.s1->data()[0] == doctest::Approx(0.09));
+  }
+}
+
+TEST_CASE("a long Adam step, dense or naming coordinates again, matches plain Adam") {
+  // The sparse step names each of the first 1,024 coordinates two or three times, so later
+  // positions read the moments and weight the earlier ones wrote, as plain Adam applied in
+  // order would.
+  constexpr std::size_t kNamed = 1024;
+  const std::size_t n = kNamed * 5 / 2;
+  OptimizerConfig config;
+  config.kind = OptimizerKind::kAdam;
+  std::vector<float> grad(n);
+  for (std::size_t k = 0; k < n; ++k) grad[k] = std::sin(0.37f * static_cast<float>(k)) - 0.2f;
+  std::vector<std::uint32_t> idx(n);
+  for (std::size_t k = 0; k < n; ++k) idx[k] = static_cast<std::uint32_t>(k % kNamed);
+  for (const bool dense : {true, false}) {
+    CAPTURE(dense);
+    ParamStore w(n);
+    w.fill(0.5f);
+    OptimizerState state(config.kind, n);
+    OptimizerScratch scratch(n);
+    std::vector<double> want(n, 0.5), m(n, 0), v(n, 0);
+    for (int t = 1; t <= 3; ++t) {
+      const GradientView view = dense ? GradientView{{}, grad} : GradientView{idx, grad};
+      apply_step<SerialPolicy>(config, w, state, view, 0.01f, t, scratch);
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = dense ? k : idx[k];
+        m[i] = config.beta1 * m[i] + (1 - config.beta1) * grad[k];
+        v[i] = config.beta2 * v[i] + (1 - config.beta2) * double{grad[k]} * grad[k];
+        want[i] -= 0.01 * (m[i] / (1 - std::pow(config.beta1, t))) /
+                   (std::sqrt(v[i] / (1 - std::pow(config.beta2, t))) + config.epsilon);
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      CAPTURE(i);
+      REQUIRE(w.data()[i] == doctest::Approx(want[i]).epsilon(1e-4));
+    }
   }
 }
 
