@@ -13,8 +13,8 @@ def cli():
     if not path:
         pytest.skip("HOGWILD_CLI is not set (ctest sets it)")
 
-    # Under AddressSanitizer ctest preloads the sanitizer's runtime into the interpreter; the
-    # tool is a sanitized executable with its own copy, which must not meet a second.
+    # Under a sanitizer ctest preloads the sanitizer's runtime into the interpreter; the tool
+    # is a sanitized executable with its own copy, which must not meet a second.
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
 
     def run(*args, check=True):
