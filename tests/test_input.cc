@@ -4,9 +4,11 @@
 // decompressed text in parse errors.
 #include <bzlib.h>
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <lzma.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -103,6 +105,38 @@ TEST_CASE("gzip, bzip2 and xz LIBSVM files read as the plain file does, whatever
     check_same(parse_libsvm(compress(half) + compress(rest), "two streams"), plain);
     fs::remove(path);
   }
+}
+
+TEST_CASE("a mapped file holds the bytes a read of it gives; what cannot be mapped is read") {
+  const std::string text = libsvm_text();
+  const fs::path path = write("mapped.svm", text);
+  {
+    const auto mapped = detail::MappedFile::open(path);
+    REQUIRE(mapped.has_value());
+    CHECK(mapped->bytes() == read_text(path));
+  }
+  // Standard input, a directory, an empty and a missing file: the stream reader's turn, and its
+  // messages.
+  CHECK_FALSE(detail::MappedFile::open("-").has_value());
+  CHECK_FALSE(detail::MappedFile::open(fs::temp_directory_path()).has_value());
+  const fs::path empty = write("mapped_empty.svm", "");
+  CHECK_FALSE(detail::MappedFile::open(empty).has_value());
+  const fs::path missing = fs::temp_directory_path() / "hogwild_test_input_no_such_file.svm";
+  CHECK_FALSE(detail::MappedFile::open(missing).has_value());
+  CHECK_THROWS_WITH_AS(read_libsvm(empty), doctest::Contains(empty.string().c_str()), InputError);
+  CHECK_THROWS_WITH_AS(read_libsvm(missing), doctest::Contains("cannot open"), SystemError);
+  CHECK_THROWS_WITH_AS(read_libsvm(fs::temp_directory_path()), doctest::Contains("is a directory"),
+                       SystemError);
+  // Rows and a parse error's line come out as from the bytes in memory.
+  check_same(read_libsvm(path), parse_libsvm(text, "memory"));
+  const fs::path bad = write("mapped_bad.svm", text + "1 3:x\n");
+  const auto lines = std::count(text.begin(), text.end(), '\n');
+  CHECK_THROWS_WITH_AS(read_libsvm(bad),
+                       doctest::Contains(fmt::format("{}:{}:", bad.string(), lines + 1).c_str()),
+                       InputError);
+  fs::remove(path);
+  fs::remove(empty);
+  fs::remove(bad);
 }
 
 TEST_CASE("compressed ratings and IDX files read as the plain ones") {

@@ -26,7 +26,7 @@ std::string describe_magic(std::string_view bytes) {
 }  // namespace
 
 IdxArray read_idx_array(const std::filesystem::path& path) {
-  return parse_idx_array(read_text(path), detail::input_name(path));
+  return detail::parse_whole_file(path, parse_idx_array);
 }
 
 IdxArray parse_idx_array(std::string_view data, std::string_view name) {

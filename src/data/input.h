@@ -29,6 +29,43 @@ std::string input_name(const std::filesystem::path& path);
 /// are); `name` is used in messages.
 std::string decompress(std::string_view bytes, std::string_view name);
 
+/// A regular file's bytes mapped read-only, for readers that parse a whole file: parsing the
+/// page cache in place instead of a copy of it loads a large LIBSVM file about a third faster.
+class MappedFile {
+ public:
+  /// The mapping of `path`; nullopt where there is none to make (standard input, a pipe, a
+  /// directory, an empty or unreadable file), for the caller to read it with read_text, which
+  /// says what is wrong. Another process truncating the file while it is mapped ends this one
+  /// (SIGBUS), as with any reader that maps its input.
+  static std::optional<MappedFile> open(const std::filesystem::path& path);
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&&) = delete;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+  /// The file's bytes as they were mapped.
+  std::string_view bytes() const { return {data_, size_}; }
+
+ private:
+  MappedFile(const char* data, std::size_t size) : data_(data), size_(size) {}
+  const char* data_;
+  std::size_t size_;
+};
+
+/// `parse(bytes, name)` over a whole file's plain bytes, decompressed when its first bytes say so:
+/// the mapped file where it can be mapped, else what read_text reads.
+template <class Parse>
+auto parse_whole_file(const std::filesystem::path& path, Parse&& parse) {
+  const std::string name = input_name(path);
+  if (const auto mapped = MappedFile::open(path)) {
+    if (compression_of(mapped->bytes()) == Compression::kNone) return parse(mapped->bytes(), name);
+    const std::string plain = decompress(mapped->bytes(), name);
+    return parse(std::string_view(plain), name);
+  }
+  const std::string text = read_text(path);
+  return parse(std::string_view(text), name);
+}
+
 /// The lines of a plain file that start in one of its parts of equal bytes, and where they
 /// start in the file.
 struct TextPart {

@@ -178,6 +178,14 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
 }
 
 void parse_chunk(Chunk& chunk) {
+  // Sized once from the separators (a bound: comments may hold more): grown by doubling, the
+  // vectors were copied and their new pages faulted in again and again, a third of a load.
+  const auto lines = static_cast<std::size_t>(std::ranges::count(chunk.text, '\n')) + 1;
+  const auto pairs = static_cast<std::size_t>(std::ranges::count(chunk.text, ':'));
+  chunk.indices.reserve(pairs);
+  chunk.values.reserve(pairs);
+  chunk.labels.reserve(lines);
+  chunk.row_ends.reserve(lines);
   std::string_view rest = chunk.text;
   while (!rest.empty()) {
     const auto newline = rest.find('\n');
@@ -363,8 +371,9 @@ Dataset parse_libsvm(std::string_view bytes, std::string_view name,
 }
 
 Dataset read_libsvm(const std::filesystem::path& path, const LibsvmReadOptions& options) {
-  const std::string text = read_text(path);
-  return parse_text(text, detail::input_name(path), options);
+  return detail::parse_whole_file(path, [&](std::string_view text, std::string_view name) {
+    return parse_text(text, name, options);
+  });
 }
 
 Dataset read_libsvm_part(const std::filesystem::path& path, FilePart part,

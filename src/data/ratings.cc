@@ -113,7 +113,7 @@ Ratings parse_ratings(std::string_view bytes, std::string_view name) {
 }
 
 Ratings read_ratings(const std::filesystem::path& path) {
-  return parse_ratings(read_text(path), detail::input_name(path));
+  return detail::parse_whole_file(path, parse_ratings);
 }
 
 void write_ratings(const Ratings& ratings, std::ostream& out) {
