@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "engine/step_calibration.h"
 #include "hogwild/error.h"
@@ -16,6 +18,8 @@
 using namespace hogwild;
 
 namespace {
+
+double inf() { return std::numeric_limits<double>::infinity(); }
 
 // `rows` copies of the example x = (a, b) with target y: least squares whose curvature along
 // every example is ||x||^2.
@@ -42,6 +46,7 @@ TEST_CASE("auto step picks 1 / ||x||^2 on least squares, where one step solves i
   const auto data = identical_rows(8, 3.0f, 1.0f, 2.0f);
   const auto c = detail::calibrate_step(least_squares(), data);
   CHECK(c.best == doctest::Approx(0.1));
+  CHECK(c.pick == c.best);  // every other step's loss is far above
   // The run trains from the half-decade below (softmax excepted): safe over many passes.
   CHECK(c.chosen == doctest::Approx(0.1 / std::sqrt(10.0)));
   CHECK_FALSE(c.inconclusive);
@@ -163,4 +168,23 @@ TEST_CASE("a ladder whose best does not beat the initial model is inconclusive")
   const auto d = detail::calibrate_step(least_squares(), agreeing);
   CHECK_FALSE(d.inconclusive);
   CHECK(d.best == doctest::Approx(1.0));  // w = 1 fits the target exactly
+}
+
+TEST_CASE("the pick is the largest step within 5% of the lowest held-out loss") {
+  // Least squares on x = 1: a pass over one example with target 1 from w = 0 ends at w = s, and
+  // two held-out targets 1 + d and 1 - d give the loss ((1 - s)^2 + d^2) / 2. With d = 10 the
+  // lowest is at s = 1 (50), and s = 3.16 (52.33, 4.7% above) is within the flat bottom.
+  const std::vector<double> steps = detail::step_ladder();
+  const auto held_out_loss = [](double s, double d) { return ((1 - s) * (1 - s) + d * d) / 2; };
+  std::vector<double> losses;
+  for (const double s : steps) losses.push_back(held_out_loss(s, 10));
+  CHECK(detail::largest_near_lowest(steps, losses) == doctest::Approx(std::sqrt(10.0)));
+  // With d = 1 the bottom is sharp: 3.16 is 4.7 times above the lowest, 0.316 47% above.
+  losses.clear();
+  for (const double s : steps) losses.push_back(held_out_loss(s, 1));
+  CHECK(detail::largest_near_lowest(steps, losses) == doctest::Approx(1.0));
+  // A diverged step (infinite loss) is never picked, nor one 5.1% above the lowest (4.9% is
+  // within).
+  CHECK(detail::largest_near_lowest({0.1, 1, 10}, {2.0, 2.0 * 1.049, inf()}) == 1.0);
+  CHECK(detail::largest_near_lowest({0.1, 1, 10}, {2.0, 2.0 * 1.051, inf()}) == 0.1);
 }

@@ -141,12 +141,16 @@ void print_summary(const hogwild::Report& report) {
     const std::string below =
         no_gain           ? "the model's default: the initial model's loss below or within 0.1% of "
         : c->inconclusive ? "the model's default: every step's loss within 0.1% of "
-        : c->chosen != c->best ? fmt::format("the half-decade below {:g}, ", c->best)
+        : c->chosen != c->pick ? fmt::format("the half-decade below {:g}, ", c->pick)
                                : "";
+    const std::string near = !c->inconclusive && c->pick != c->best
+                                 ? fmt::format("the largest step within {:g}% of {:g}'s, ",
+                                               100 * hogwild::StepCalibration::kFlatBottom, c->best)
+                                 : "";
     fmt::print(
-        "step auto: {:g} ({}the lowest held-out loss after one pass over {} examples; tried {:g} "
-        "in {:.3f} s, counted in the training time)\n",
-        c->chosen, below, c->sample_rows, fmt::join(c->steps, ", "), c->seconds);
+        "step auto: {:g} ({}{}the lowest held-out loss after one pass over {} examples; tried "
+        "{:g} in {:.3f} s, counted in the training time)\n",
+        c->chosen, below, near, c->sample_rows, fmt::join(c->steps, ", "), c->seconds);
   }
   if (!report.epochs.empty() && report.epochs.back().virtual_seconds) {
     const double seconds = *report.epochs.back().virtual_seconds;

@@ -210,9 +210,9 @@ const TrainOption kTable[] = {
   {"--threads", "threads", kFree, "worker threads (0 = all cores)", cfg<&TC::threads>},
   {"--epochs", "epochs", kFree, "passes over the training data", cfg<&TC::epochs>},
   {"--step", "step", 0, "initial step size, or auto: of the half-decades from 1e-4 to 10, the "
-   "step whose model after one pass over a sample of 1000 examples (mf: a tenth of the data when more) "
-   "has the lowest loss on a second sample; every model but softmax takes the half-decade below "
-   "it (docs/defaults.md); mf's default is its fixed step, 0.05 (1e-2 with adam and rmsprop)",
+   "largest step whose model after one pass over a sample of 1000 examples (mf: a tenth of the "
+   "data when more) has a loss on a second sample within 5% of the lowest; every model but "
+   "softmax takes the half-decade below it (docs/defaults.md); mf's default is its fixed step, 0.05 (1e-2 with adam and rmsprop)",
    arg<&A::step>, [](A& a, TC& c) {
      // A factorisation's one-pass trials tell the steps apart on large data only (measured).
      const bool mf = std::holds_alternative<hogwild::FactorisationModel>(c.model);

@@ -76,6 +76,10 @@ struct TrainConfig {
   /// choice), train on the rest, evaluate the held-out part after every epoch and let
   /// --patience count its loss instead of the training loss; 0 = none, at most 0.5.
   double validation_fraction = 0;
+  /// Copy the final weights into Report::weights; false for runs that need only the figures
+  /// (the step calibration's trials: a copy of a 20M-weight model per trial was most of their
+  /// time).
+  bool keep_weights = true;
   DelaySpec delay;  ///< --delay: injected delay distribution (none by default)
   /// --delay-unit global: a delay counts the updates (steps) of all workers, as Dai et al.
   /// count it, instead of the worker's own; simulation only (one thread keeps the count).
@@ -253,13 +257,19 @@ struct StepCalibration {
   std::vector<double> steps;      ///< the ladder, increasing
   std::vector<double> losses;     ///< the loss after each step's pass (infinite: it diverged)
   double best = 0;                ///< the ladder's step with the lowest held-out loss
-  /// The step the run trained with: `best` for softmax, the half-decade below it for the other
+  /// The largest step whose held-out loss is within kFlatBottom of the lowest: one pass over a
+  /// sample tells such steps apart by less than that, and over many passes the larger learns
+  /// more (wide sparse data, where each feature is seen in few of the sample's rows).
+  double pick = 0;
+  /// The step the run trained with: `pick` for softmax, the half-decade below it for the other
   /// models (one pass over a sample favours a step too large for many passes over the data).
   double chosen = 0;
   /// The held-out loss of the initial model, where every step's pass starts.
   double start_loss = 0;
   /// Two held-out losses closer than this fraction of either count as equal (inconclusive).
   static constexpr double kInconclusiveSpread = 1e-3;
+  /// How far above the lowest held-out loss `pick` may lie, as a fraction of it.
+  static constexpr double kFlatBottom = 0.05;
   /// Whether some step's held-out loss ended kInconclusiveSpread below start_loss.
   bool beats_start() const;
   /// The run took the model's default step: no step's held-out loss was 0.1% below the initial

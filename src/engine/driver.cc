@@ -642,7 +642,7 @@ void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
   report.train_seconds = result.elapsed;
   report.samples_per_second =
       result.elapsed > 0 ? static_cast<double>(report.samples) / result.elapsed : 0.0;
-  report.weights = store.snapshot();
+  if (config.keep_weights) report.weights = store.snapshot();
   if (hooks.exchange != nullptr) report.exchange = hooks.exchange->summary();
   if (hooks.exchange != nullptr && hooks.data_part) {
     // The report speaks of the whole data, not of this process's part.

@@ -30,8 +30,9 @@ struct DriverConfig {
   /// The run diverged when the training loss exceeds this multiple of its initial value (or
   /// is NaN or infinite).
   double divergence_factor = 1e3;
-  int patience = 0;  ///< epochs without improvement before the run has converged; 0 = off
-  double tol = 0;    ///< the improvement of the training loss that counts
+  int patience = 0;          ///< epochs without improvement before the run has converged; 0 = off
+  double tol = 0;            ///< the improvement of the training loss that counts
+  bool keep_weights = true;  ///< the report gets a copy of the final weights
 };
 
 /// What the driver calls back on the caller's thread; all optional.
@@ -88,7 +89,8 @@ inline DriverConfig driver_config(const TrainConfig& config, std::size_t rows, i
           .evals_per_epoch = config.evals_per_epoch,
           .divergence_factor = config.divergence_factor,
           .patience = config.patience,
-          .tol = config.tol};
+          .tol = config.tol,
+          .keep_weights = config.keep_weights};
 }
 
 /// Drives `kernel` with the caller's callbacks and fills the report's run: the records, the

@@ -25,6 +25,10 @@ inline constexpr double kInconclusiveSpread = StepCalibration::kInconclusiveSpre
 /// The ladder of steps tried: half-decades from 1e-4 to 10.
 std::vector<double> step_ladder();
 
+/// The largest of `steps` whose loss is within StepCalibration::kFlatBottom of the lowest of
+/// `losses` (one per step; infinite where the step diverged; at least one finite).
+double largest_near_lowest(const std::vector<double>& steps, const std::vector<double>& losses);
+
 /// Chooses the initial step for `config` on a seeded sample of `train` (StepCalibration).
 /// Throws DivergenceError naming the steps tried when every one diverges.
 template <class Data>

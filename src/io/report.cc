@@ -27,9 +27,15 @@ ordered_json calibration_json(const StepCalibration& c) {
   ordered_json losses = ordered_json::array();
   for (const double loss : c.losses) losses.push_back(number(loss));
   return {
-      {"sample_rows", c.sample_rows},       {"steps", c.steps},     {"losses", losses},
-      {"start_loss", number(c.start_loss)}, {"best", c.best},       {"chosen", c.chosen},
-      {"inconclusive", c.inconclusive},     {"seconds", c.seconds},
+      {"sample_rows", c.sample_rows},
+      {"steps", c.steps},
+      {"losses", losses},
+      {"start_loss", number(c.start_loss)},
+      {"best", c.best},
+      {"pick", c.pick},
+      {"chosen", c.chosen},
+      {"inconclusive", c.inconclusive},
+      {"seconds", c.seconds},
   };
 }
 
