@@ -77,8 +77,7 @@ struct TrainConfig {
   /// --patience count its loss instead of the training loss; 0 = none, at most 0.5.
   double validation_fraction = 0;
   /// Copy the final weights into Report::weights; false for runs that need only the figures
-  /// (the step calibration's trials: a copy of a 20M-weight model per trial was most of their
-  /// time).
+  /// (the step calibration's trials: the copy of a 20M-weight model was half of each trial).
   bool keep_weights = true;
   DelaySpec delay;  ///< --delay: injected delay distribution (none by default)
   /// --delay-unit global: a delay counts the updates (steps) of all workers, as Dai et al.
@@ -248,9 +247,8 @@ struct DataShape {
 };
 
 /// How --step auto chose the initial step: for each step of a geometric ladder, one serial pass
-/// from the initial model over a seeded sample of the training data; the step whose model has
-/// the lowest loss on a second, disjoint sample is kept (with a single example, the lowest
-/// training loss).
+/// from the initial model over a seeded sample of the training data, judged by the loss on a
+/// second, disjoint sample (with a single example, the training loss); see `pick`.
 struct StepCalibration {
   std::size_t sample_rows = 0;    ///< examples in the sample trained on
   std::size_t held_out_rows = 0;  ///< examples in the sample judged on

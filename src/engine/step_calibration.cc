@@ -143,7 +143,7 @@ StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
       c.start_loss = loss_of(trial.epochs.front());  // the same initial model in every trial
     } catch (const DivergenceError&) {
     } catch (const InputError&) {
-      // Samples of a few examples may miss a class the other sample has: nothing to judge.
+      // A sample of a few examples may hold a single class: nothing to judge.
       return fallback(config, std::move(c));
     }
     if (!std::isfinite(loss)) loss = std::numeric_limits<double>::infinity();
