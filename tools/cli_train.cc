@@ -189,6 +189,12 @@ std::string final_line(const hogwild::Report& report) {
   if (report.stopped == hogwild::StopReason::kConverged) {
     line += fmt::format("; converged after epoch {} (--patience)", last.epoch);
   }
+  if (report.stopped == hogwild::StopReason::kPlateau) {
+    line += fmt::format(
+        "; converged after epoch {} (a plateau with the step at its floor, --step-schedule "
+        "plateau)",
+        last.epoch);
+  }
   return line;
 }
 

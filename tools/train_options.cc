@@ -208,11 +208,17 @@ const TrainOption kTable[] = {
    "locked, serial (one worker, no synchronisation)", arg<&A::policy>,
    [](A& a, TC& c) { c.policy = hogwild::parse_policy(a.policy); }},
   {"--threads", "threads", kFree, "worker threads (0 = all cores)", cfg<&TC::threads>},
-  {"--epochs", "epochs", kFree, "passes over the training data", cfg<&TC::epochs>},
+  {"--epochs", "epochs", kFree | kModelDefault, "passes over the training data (the model's: 10; "
+   "mf 100, a cap: its plateau schedule ends the run once the training loss stops falling)",
+   cfg<&TC::epochs>, [](A& a, TC& c) {
+     if (!a.given("--epochs") && std::holds_alternative<hogwild::FactorisationModel>(c.model)) {
+       c.epochs = TC::kFactorisationEpochs;
+     }
+   }},
   {"--step", "step", 0, "initial step size, or auto: of the half-decades from 1e-4 to 10, the "
    "largest step whose model after one pass over a sample of 1000 examples (mf: a tenth of the "
    "data when more) has a loss on a second sample within 5% of the lowest; every model but "
-   "softmax takes the half-decade below it (docs/defaults.md); mf's default is its fixed step, 0.05 (1e-2 with adam and rmsprop)",
+   "softmax takes the half-decade below it (docs/defaults.md); mf's default is its fixed step, 0.1 (1e-2 with adam and rmsprop)",
    arg<&A::step>, [](A& a, TC& c) {
      // A factorisation's one-pass trials tell the steps apart on large data only (measured).
      const bool mf = std::holds_alternative<hogwild::FactorisationModel>(c.model);
@@ -220,15 +226,15 @@ const TrainOption kTable[] = {
    }},
   {"--decay", "decay", 0, "step multiplier applied after each epoch", opt<&OC::decay>},
   {"--l2", "l2", kModelDefault, "L2 regularisation strength lambda (objective + lambda/2 |w|^2; "
-   "the model's: 0, 0.02 for mf)", arg<&A::l2>, [](A& a, TC& c) { if (a.given("--l2")) c.l2 = a.l2; }},
+   "the model's: 0, 0.04 for mf)", arg<&A::l2>, [](A& a, TC& c) { if (a.given("--l2")) c.l2 = a.l2; }},
   {"--seed", "seed", 0, "seed of the initialisation and the per-epoch shuffles", cfg<&TC::seed>},
   {"--divergence-factor", "divergence_factor", 0, "stop when the training loss exceeds this "
    "multiple of its initial value", cfg<&TC::divergence_factor>},
   {"--patience", "patience", kFree, "stop before --epochs once this many epochs in a row end "
    "with a training loss not --tol below the best before them (0 = off: run every epoch)",
    cfg<&TC::patience>},
-  {"--tol", "tol", kFree, "the decrease of the training loss that --patience counts as an "
-   "improvement", cfg<&TC::tol>},
+  {"--tol", "tol", kFree, "the decrease of the training (or held-out) loss that --patience and "
+   "the plateau schedule count as an improvement", cfg<&TC::tol>},
   {"--validation-fraction", "validation_fraction", 0, "hold out this fraction of the training "
    "examples (a seeded random choice; at most 0.5), train on the rest and let --patience watch "
    "their loss instead of the training loss (0 = none)", cfg<&TC::validation_fraction>},
@@ -392,11 +398,24 @@ const TrainOption kTable[] = {
                                                         : hogwild::parse_optimizer(a.optimizer);
    }},
   // The report's `schedule` is the minibatch schedule's: this option has no key of its own.
-  {"--step-schedule", "", kModels, "step schedule: constant, epoch (times --decay each epoch), "
-   "inverse (1/t), inverse-sqrt (linear models: the step changes once per epoch)", arg<&A::step_schedule>,
-   [](A& a, TC& c) { c.optimizer.schedule = hogwild::parse_schedule(a.step_schedule); }},
+  {"--step-schedule", "", kModels | kModelDefault, "step schedule (the model's: epoch; plateau for mf): constant, epoch (times --decay each epoch), "
+   "inverse (1/t), inverse-sqrt, plateau (constant until --plateau-patience epochs in a row end "
+   "with a loss not --tol below the best, then times --plateau-factor; the plateau that would "
+   "take the step below 1/100 of its start ends the run) (linear models: the step changes once "
+   "per epoch)", arg<&A::step_schedule>,
+   [](A& a, TC& c) {
+     const bool mf = std::holds_alternative<hogwild::FactorisationModel>(c.model);
+     c.optimizer.schedule = mf && !a.given("--step-schedule")
+                                ? hogwild::Schedule::kPlateau
+                                : hogwild::parse_schedule(a.step_schedule);
+   }},
   {"--step-schedule-scale", "schedule_scale", kModels, "epochs per unit of t in the inverse "
    "schedules", opt<&OC::schedule_scale>},
+  {"--plateau-patience", "plateau_patience", kModels, "plateau schedule: epochs in a row without "
+   "an improvement of --tol (of the training loss, or the held-out loss with "
+   "--validation-fraction) that make a plateau", opt<&OC::plateau_patience>},
+  {"--plateau-factor", "plateau_factor", kModels, "plateau schedule: the step's multiplier at a "
+   "plateau", opt<&OC::plateau_factor>},
   {"--momentum", "momentum", kModels, "momentum/nesterov: mu", opt<&OC::momentum>},
   {"--rho", "rho", kModels, "rmsprop: decay of the squared-gradient average", opt<&OC::rho>},
   {"--beta1", "beta1", kModels, "adam: first-moment decay", opt<&OC::beta1>},

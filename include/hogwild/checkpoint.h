@@ -41,11 +41,12 @@ struct Checkpoint {
   /// Label values: binary linear models {negative, positive} (empty for squared); softmax and
   /// mlp the label of each class index.
   std::vector<double> labels;
-  double initial_loss = 0;                          ///< training loss of the initial model
-  double elapsed = 0;                               ///< training seconds up to `epoch`
-  std::uint64_t samples = 0;                        ///< samples processed up to `epoch`
-  std::vector<std::uint64_t> worker_updates;        ///< updates of each worker (Adam counts them)
-  std::vector<float> weights;                       ///< the parameters, in the model's layout
+  double initial_loss = 0;                    ///< training loss of the initial model
+  double elapsed = 0;                         ///< training seconds up to `epoch`
+  std::uint64_t samples = 0;                  ///< samples processed up to `epoch`
+  std::vector<std::uint64_t> worker_updates;  ///< updates of each worker (Adam counts them)
+  PlateauState plateau;        ///< --step-schedule plateau: the step's factor and the loss watched
+  std::vector<float> weights;  ///< the parameters, in the model's layout
   std::vector<std::vector<float>> optimizer_state;  ///< the optimiser's buffers (0, 1 or 2)
 };
 

@@ -33,13 +33,17 @@ enum class Schedule {
   kEpoch,        ///< eta0 * decay^epoch (epoch counted from 0)
   kInverse,      ///< eta0 / (1 + t / scale), t = epochs of progress (fractional)
   kInverseSqrt,  ///< eta0 / sqrt(1 + t / scale)
+  /// eta0 while the loss keeps improving; times `plateau_factor` each time `plateau_patience`
+  /// epochs in a row end with a loss not `tol` below the best before them, and the run ends
+  /// at the plateau that would take the step below 1/100 of eta0 (scikit-learn's `adaptive`).
+  kPlateau,
 };
 
 /// Parses sgd, momentum, nesterov, adagrad, rmsprop, adam; throws InputError otherwise.
 OptimizerKind parse_optimizer(std::string_view name);
 /// The command-line name of an optimiser.
 std::string_view to_string(OptimizerKind kind);
-/// Parses constant, epoch, inverse, inverse-sqrt; throws InputError otherwise.
+/// Parses constant, epoch, inverse, inverse-sqrt, plateau; throws InputError otherwise.
 Schedule parse_schedule(std::string_view name);
 /// The command-line name of a schedule.
 std::string_view to_string(Schedule schedule);
@@ -54,20 +58,22 @@ struct OptimizerConfig {
   /// (StepCalibration); `step` is then ignored.
   bool auto_step = false;
   Schedule schedule = Schedule::kEpoch;  ///< --step-schedule
-  double decay = 0.9;         ///< --decay: per-epoch factor of the `epoch` schedule, (0, 1]
-  double schedule_scale = 1;  ///< --step-schedule-scale: epochs per unit of t in 1/t, 1/sqrt(t)
-  double momentum = 0.9;      ///< --momentum: mu of momentum and Nesterov, [0, 1)
-  double rho = 0.9;           ///< --rho: RMSProp's average decay, [0, 1)
-  double beta1 = 0.9;         ///< --beta1: Adam's first-moment decay, [0, 1)
-  double beta2 = 0.999;       ///< --beta2: Adam's second-moment decay, [0, 1)
-  double epsilon = 1e-8;      ///< --epsilon: added to the denominators of Adagrad/RMSProp/Adam
-  double clip_norm = 0;       ///< --clip-norm: rescale each update's gradient to at most this
-                              ///< L2 norm; 0 = off
+  double decay = 0.9;           ///< --decay: per-epoch factor of the `epoch` schedule, (0, 1]
+  double schedule_scale = 1;    ///< --step-schedule-scale: epochs per unit of t in 1/t, 1/sqrt(t)
+  int plateau_patience = 2;     ///< --plateau-patience: epochs without improvement, >= 1
+  double plateau_factor = 0.2;  ///< --plateau-factor: the step's multiplier at a plateau, (0, 1)
+  double momentum = 0.9;        ///< --momentum: mu of momentum and Nesterov, [0, 1)
+  double rho = 0.9;             ///< --rho: RMSProp's average decay, [0, 1)
+  double beta1 = 0.9;           ///< --beta1: Adam's first-moment decay, [0, 1)
+  double beta2 = 0.999;         ///< --beta2: Adam's second-moment decay, [0, 1)
+  double epsilon = 1e-8;        ///< --epsilon: added to the denominators of Adagrad/RMSProp/Adam
+  double clip_norm = 0;         ///< --clip-norm: rescale each update's gradient to at most this
+                                ///< L2 norm; 0 = off
 
   /// Checks ranges; throws InputError("--option: expected ..., found ...").
   void validate() const;
   /// The step size at `progress` epochs of training (fractional), in epoch `epoch` (0-based),
-  /// with `step0` the resolved initial step.
+  /// with `step0` the resolved initial step (the plateau schedule: before its cuts).
   double step_at(double step0, int epoch, double progress) const;
 };
 

@@ -15,6 +15,7 @@
 #include "engine/minibatch.h"
 #include "engine/rng.h"
 #include "engine/staleness_bound.h"
+#include "engine/step_plateau.h"
 #include "engine/workers.h"
 #include "hogwild/error.h"
 
@@ -150,10 +151,15 @@ class Driver {
     EpochRecord initial = evaluated();
     initial.epoch = first_epoch - 1;
     initial.elapsed = result_.elapsed;
-    initial.step = kernel_.step_of(initial.epoch, true);
     if (config_.virtual_time) initial.virtual_seconds = virtual_seconds();
     initial_loss_ = resume ? resume->initial_loss : initial.train.loss;
     best_loss_ = stopping_loss(initial);
+    if (config_.plateau) {
+      plateau_.emplace(config_.plateau_patience, config_.plateau_factor, config_.tol, best_loss_);
+      if (resume) plateau_->restore(resume->plateau);
+      kernel_.scale_step(plateau_->scale());
+    }
+    initial.step = kernel_.step_of(initial.epoch, true);
     record(initial);
 
     std::vector<std::uint32_t> order(config_.rows);
@@ -181,6 +187,10 @@ class Driver {
       }
       if (converged(stopping_loss(result_.epochs.back()))) {
         result_.converged = true;
+        break;
+      }
+      if (plateau_end_) {
+        result_.plateau_end = true;
         break;
       }
     }
@@ -260,6 +270,21 @@ class Driver {
     return epochs_without_improvement_ >= config_.patience;
   }
 
+  // --step-schedule plateau: the epoch's loss may cut the step for the next epoch or, with the
+  // step at its floor, end the run.
+  void observe_plateau(double loss) {
+    switch (plateau_->observe(loss)) {
+      case StepPlateau::Outcome::kHold:
+        break;
+      case StepPlateau::Outcome::kCut:
+        kernel_.scale_step(plateau_->scale());
+        break;
+      case StepPlateau::Outcome::kEnd:
+        plateau_end_ = true;
+        break;
+    }
+  }
+
   bool stop_requested() const {
     return (hooks_.stop != nullptr && hooks_.stop->load(std::memory_order_relaxed)) ||
            (hooks_.exchange != nullptr && hooks_.exchange->stop_seen());
@@ -311,10 +336,12 @@ class Driver {
     done.step = kernel_.step_of(epoch, false);
     if (config_.virtual_time) done.virtual_seconds = virtual_seconds();
     record(done);
+    if (plateau_) observe_plateau(stopping_loss(done));
     if (hooks_.on_epoch_state) {
       TrainState state;
       state.epoch = epoch;
       state.initial_loss = initial_loss_;
+      if (plateau_) state.plateau = plateau_->state();
       state.elapsed = result_.elapsed;
       state.samples = result_.samples;
       kernel_.fill_state(state);
@@ -610,6 +637,8 @@ class Driver {
   double initial_loss_ = 0;
   double best_loss_ = 0;                 // the lowest training loss so far (patience)
   int epochs_without_improvement_ = 0;   // in a row, up to the last epoch
+  std::optional<StepPlateau> plateau_;   // --step-schedule plateau
+  bool plateau_end_ = false;             // a plateau found the step at its floor
   std::optional<StalenessBound> bound_;  // --bounded-staleness in threads
 };
 
@@ -635,9 +664,10 @@ void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
   report.curve = std::move(result.curve);
   report.samples = result.samples;
   report.interrupted = result.interrupted;
-  report.stopped = result.interrupted ? StopReason::kInterrupted
-                   : result.converged ? StopReason::kConverged
-                                      : StopReason::kEpochs;
+  report.stopped = result.interrupted   ? StopReason::kInterrupted
+                   : result.converged   ? StopReason::kConverged
+                   : result.plateau_end ? StopReason::kPlateau
+                                        : StopReason::kEpochs;
   report.resumed_from = result.resumed_from;
   report.train_seconds = result.elapsed;
   report.samples_per_second =

@@ -33,6 +33,9 @@ struct DriverConfig {
   int patience = 0;          ///< epochs without improvement before the run has converged; 0 = off
   double tol = 0;            ///< the improvement of the training loss that counts
   bool keep_weights = true;  ///< the report gets a copy of the final weights
+  bool plateau = false;      ///< --step-schedule plateau: the driver scales the kernel's step
+  int plateau_patience = 2;  ///< epochs without an improvement of `tol` that make a plateau
+  double plateau_factor = 0.2;  ///< the step's multiplier at a plateau
 };
 
 /// What the driver calls back on the caller's thread; all optional.
@@ -61,6 +64,7 @@ struct DriverResult {
   double elapsed = 0;               ///< training seconds, evaluation excluded
   bool interrupted = false;         ///< the stop flag ended the run
   bool converged = false;           ///< the training loss stopped improving (patience)
+  bool plateau_end = false;         ///< a plateau found the step at its floor (plateau schedule)
   int resumed_from = 0;             ///< epochs done before this run
   /// --bounded-staleness: per worker, the waits for the slowest worker and their seconds
   /// (virtual seconds in simulation).
@@ -90,7 +94,10 @@ inline DriverConfig driver_config(const TrainConfig& config, std::size_t rows, i
           .divergence_factor = config.divergence_factor,
           .patience = config.patience,
           .tol = config.tol,
-          .keep_weights = config.keep_weights};
+          .keep_weights = config.keep_weights,
+          .plateau = config.optimizer.schedule == Schedule::kPlateau,
+          .plateau_patience = config.optimizer.plateau_patience,
+          .plateau_factor = config.optimizer.plateau_factor};
 }
 
 /// Drives `kernel` with the caller's callbacks and fills the report's run: the records, the

@@ -43,6 +43,9 @@ class Kernel {
   virtual EpochRecord evaluate(bool with_test) = 0;
   /// The step size recorded for `epoch` (`initial`: the record of the model before training).
   virtual double step_of(int epoch, bool initial) const = 0;
+  /// Multiplies the schedule's steps by `scale` from the next epoch on (the plateau schedule's
+  /// cuts); 1 until called.
+  virtual void scale_step(double scale) = 0;
   /// Updates applied so far, all workers.
   virtual std::uint64_t applied() const = 0;
   /// Updates worker `worker` has applied so far; read on its thread, or while no worker runs.

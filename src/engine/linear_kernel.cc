@@ -906,11 +906,14 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   double step_of(int epoch, bool initial) const override {
     if (initial) return 0;
     const OptimizerConfig& o = run_.config.optimizer;
-    if (o.schedule != Schedule::kEpoch) return o.step_at(*o.step, epoch - 1, epoch - 1);
+    if (o.schedule != Schedule::kEpoch) {
+      return step_scale_ * o.step_at(*o.step, epoch - 1, epoch - 1);
+    }
     double eta = *o.step;
     for (int e = 1; e < epoch; ++e) eta *= o.decay;
     return eta;
   }
+  void scale_step(double scale) override { step_scale_ = scale; }
   std::uint64_t applied() const override {
     std::uint64_t total = 0;
     for (const auto& state : run_.states) total += state.stats.applied;
@@ -932,6 +935,7 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   LinearRun& run_;
   Engine<P, Loss, kRegularised> engine_;
   double eta_ = 0;
+  double step_scale_ = 1;  // the plateau schedule's cuts
 };
 
 // The kernel for the run's policy, loss and regularisation.

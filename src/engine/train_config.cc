@@ -35,7 +35,7 @@ double default_step(const ModelSpec& model, const OptimizerConfig& o) {
   if (is_linear(model)) return 0.5;
   double step = std::visit(
       [&]<class M>(const M&) {
-        if constexpr (std::is_same_v<M, FactorisationModel>) return adaptive(o.kind) ? 1e-2 : 0.05;
+        if constexpr (std::is_same_v<M, FactorisationModel>) return adaptive(o.kind) ? 1e-2 : 0.1;
         if constexpr (std::is_same_v<M, MlpModel>) return adaptive(o.kind) ? 1e-3 : 0.2;
         return adaptive(o.kind) ? 1e-3 : 0.1;
       },
@@ -282,7 +282,7 @@ ScheduleSpec TrainConfig::minibatches() const {
 }
 
 double TrainConfig::l2_strength() const {
-  return l2.value_or(std::holds_alternative<FactorisationModel>(model) ? 0.02 : 0.0);
+  return l2.value_or(std::holds_alternative<FactorisationModel>(model) ? kFactorisationL2 : 0.0);
 }
 
 TrainConfig TrainConfig::resolved() const {

@@ -241,6 +241,7 @@ struct EpochContext {
   detail::GlobalSteps* global;                                // --delay-unit global, or null
   detail::Landings* landings;                                 // --write-latency, or null
   std::int64_t read_latency_ns;                               // --read-latency
+  double step_scale;  // the plateau schedule's factor on the scheduled step (else 1)
 };
 
 // Ends the worker's step: applies the updates due at it; with delays in global steps, every
@@ -286,8 +287,8 @@ void open_window(const EpochContext& c, WorkerState& ws, std::size_t pos, std::s
   const std::size_t units = std::max<std::size_t>(1, (len + unit - 1) / unit);
   const std::size_t b = pos / unit;
   const double progress = (c.epoch - 1) + static_cast<double>(b) / static_cast<double>(units);
-  ws.eta =
-      static_cast<float>(config.optimizer.step_at(*config.optimizer.step, c.epoch - 1, progress));
+  ws.eta = static_cast<float>(
+      c.step_scale * config.optimizer.step_at(*config.optimizer.step, c.epoch - 1, progress));
   ws.t = static_cast<double>(ws.updates * static_cast<std::uint64_t>(c.workers) +
                              static_cast<std::uint64_t>(worker) + 1);
   ws.coherence_window = static_cast<std::size_t>(c.epoch - 1) * detail::kCoherenceWindowsPerEpoch +
@@ -597,8 +598,9 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   }
   double step_of(int epoch, bool) const override {
     const auto& o = run_.config.optimizer;
-    return epoch == 0 ? *o.step : o.step_at(*o.step, epoch - 1, epoch - 1);
+    return step_scale_ * (epoch == 0 ? *o.step : o.step_at(*o.step, epoch - 1, epoch - 1));
   }
+  void scale_step(double scale) override { step_scale_ = scale; }
   std::uint64_t applied() const override {
     std::uint64_t total = 0;
     for (const auto& ws : run_.workers) total += ws->stats.applied;
@@ -627,7 +629,8 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
             epoch_,       run_.config.workers(),
             timed,        run_.config.virtual_time,
             run_.workers, run_.global_steps ? &*run_.global_steps : nullptr,
-            landings(),   run_.config.read_latency_ns};
+            landings(),   run_.config.read_latency_ns,
+            step_scale_};
   }
   Evaluation evaluated(const Examples& data) {
     const float* w = run_.store.data();  // workers have joined: plain reads are safe
@@ -636,6 +639,7 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
 
   ModelRun& run_;
   int epoch_ = 1;
+  double step_scale_ = 1;          // the plateau schedule's cuts
   std::atomic<bool> stop_{false};  // a worker diverged
 };
 

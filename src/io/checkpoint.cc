@@ -152,6 +152,10 @@ std::string serialize_checkpoint(const Checkpoint& c) {
       {"elapsed", c.elapsed},   {"samples", c.samples}, {"worker_updates", c.worker_updates}};
   meta["zero_based"] = c.zero_based;
   if (c.intercept) meta["intercept"] = true;  // absent: the files before it read the same
+  if (c.plateau.scale != 1 || c.plateau.wait != 0 || c.plateau.best != 0) {
+    meta["plateau"] = {
+        {"scale", c.plateau.scale}, {"best", c.plateau.best}, {"wait", c.plateau.wait}};
+  }
   meta["config"] =
       c.config.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(c.config);
   const std::string meta_text = meta.dump();
@@ -229,6 +233,10 @@ void parse_metadata(std::string_view meta_text, std::string_view name, Checkpoin
     c.worker_updates = meta.at("worker_updates").get<std::vector<std::uint64_t>>();
     c.zero_based = meta.value("zero_based", false);  // absent from the first checkpoints
     c.intercept = meta.value("intercept", false);
+    if (const auto plateau = meta.find("plateau"); plateau != meta.end()) {
+      c.plateau = {plateau->at("scale").get<double>(), plateau->at("best").get<double>(),
+                   plateau->at("wait").get<int>()};
+    }
     const auto& config = meta.at("config");
     if (!config.is_object()) throw std::invalid_argument("config is not an object");
     c.config = config.dump();
@@ -328,6 +336,13 @@ void check_consistent(const Checkpoint& c, std::string_view name) {
   }
   if (!std::isfinite(c.mean) || !std::isfinite(c.initial_loss) || !std::isfinite(c.elapsed)) {
     throw InputError(fmt::format("{}: expected finite mean, initial loss and elapsed time", name));
+  }
+  if (!(c.plateau.scale > 0 && c.plateau.scale <= 1) || !std::isfinite(c.plateau.best) ||
+      c.plateau.wait < 0) {
+    throw InputError(fmt::format(
+        "{}: expected a plateau state with a step factor in (0, 1], a finite loss and a count "
+        ">= 0, found {}, {}, {}",
+        name, c.plateau.scale, c.plateau.best, c.plateau.wait));
   }
 }
 

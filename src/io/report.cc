@@ -17,9 +17,10 @@ using nlohmann::ordered_json;
 ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
 
 // Why the run ended, as the report says it.
-constexpr detail::EnumNames<StopReason, 3> kStopReasons{
+constexpr detail::EnumNames<StopReason, 4> kStopReasons{
     {{"epochs", StopReason::kEpochs},
      {"converged", StopReason::kConverged},
+     {"plateau", StopReason::kPlateau},
      {"interrupted", StopReason::kInterrupted}}};
 
 // How --step auto chose the step; a diverged step's loss is null.
@@ -53,6 +54,13 @@ void add_simulation_config(ordered_json& json, const TrainConfig& c) {
   if (c.global_delay) json["delay_unit"] = "global";
 }
 
+// The plateau schedule's settings, with the --tol it compares the loss against.
+void add_plateau_config(ordered_json& json, const TrainConfig& c) {
+  json["plateau_patience"] = c.optimizer.plateau_patience;
+  json["plateau_factor"] = c.optimizer.plateau_factor;
+  json["tol"] = c.tol;
+}
+
 // The config of linear runs.
 ordered_json linear_config_json(const TrainConfig& c) {
   ordered_json json{{"model", model_name(c.model)},
@@ -76,7 +84,9 @@ ordered_json linear_config_json(const TrainConfig& c) {
   // Only when not the epoch decay, for the same reason.
   if (c.optimizer.schedule != Schedule::kEpoch) {
     json["step_schedule"] = to_string(c.optimizer.schedule);
-    if (c.optimizer.schedule != Schedule::kConstant) {
+    if (c.optimizer.schedule == Schedule::kPlateau) {
+      add_plateau_config(json, c);
+    } else if (c.optimizer.schedule != Schedule::kConstant) {
       json["schedule_scale"] = c.optimizer.schedule_scale;
     }
   }
@@ -122,6 +132,7 @@ ordered_json model_config_json(const TrainConfig& c) {
   if (o.schedule == Schedule::kInverse || o.schedule == Schedule::kInverseSqrt) {
     j["schedule_scale"] = o.schedule_scale;
   }
+  if (o.schedule == Schedule::kPlateau) add_plateau_config(j, c);
   switch (o.kind) {
     case OptimizerKind::kMomentum:
     case OptimizerKind::kNesterov:

@@ -105,6 +105,7 @@ TrainState resume_state(const Checkpoint& checkpoint) {
   state.weights = checkpoint.weights;
   for (const auto& buffer : checkpoint.optimizer_state) state.optimizer_state.emplace_back(buffer);
   state.worker_updates = checkpoint.worker_updates;
+  state.plateau = checkpoint.plateau;
   return state;
 }
 
@@ -113,6 +114,7 @@ void record_state(Checkpoint& checkpoint, const TrainState& state) {
   checkpoint.initial_loss = state.initial_loss;
   checkpoint.elapsed = state.elapsed;
   checkpoint.samples = state.samples;
+  checkpoint.plateau = state.plateau;
   checkpoint.weights.assign(state.weights.begin(), state.weights.end());
   checkpoint.optimizer_state.clear();
   for (const auto& buffer : state.optimizer_state) {

@@ -17,10 +17,11 @@ constexpr detail::EnumNames<OptimizerKind, 6> kOptimizers{{{"sgd", OptimizerKind
                                                            {"adagrad", OptimizerKind::kAdagrad},
                                                            {"rmsprop", OptimizerKind::kRmsprop},
                                                            {"adam", OptimizerKind::kAdam}}};
-constexpr detail::EnumNames<Schedule, 4> kSchedules{{{"constant", Schedule::kConstant},
+constexpr detail::EnumNames<Schedule, 5> kSchedules{{{"constant", Schedule::kConstant},
                                                      {"epoch", Schedule::kEpoch},
                                                      {"inverse", Schedule::kInverse},
-                                                     {"inverse-sqrt", Schedule::kInverseSqrt}}};
+                                                     {"inverse-sqrt", Schedule::kInverseSqrt},
+                                                     {"plateau", Schedule::kPlateau}}};
 
 }  // namespace
 
@@ -61,6 +62,10 @@ void OptimizerConfig::validate() const {
   if (!(schedule_scale > 0) || !std::isfinite(schedule_scale)) {
     fail("step-schedule-scale", "a finite number of epochs > 0", schedule_scale);
   }
+  if (plateau_patience < 1) fail("plateau-patience", "a count of epochs >= 1", plateau_patience);
+  if (!(plateau_factor > 0 && plateau_factor < 1)) {
+    fail("plateau-factor", "a factor in (0, 1)", plateau_factor);
+  }
   fraction("momentum", momentum);
   fraction("rho", rho);
   fraction("beta1", beta1);
@@ -74,6 +79,7 @@ void OptimizerConfig::validate() const {
 double OptimizerConfig::step_at(double step0, int epoch, double progress) const {
   switch (schedule) {
     case Schedule::kConstant:
+    case Schedule::kPlateau:  // the driver scales it at each plateau
       return step0;
     case Schedule::kEpoch:
       return step0 * std::pow(decay, epoch);
