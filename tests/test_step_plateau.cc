@@ -28,7 +28,8 @@ struct Derived {
   int stop = -1;  // -1: the rule does not end the run within these records
 };
 
-Derived derive(const std::vector<EpochRecord>& epochs, int patience, double factor, double tol) {
+Derived derive(const std::vector<EpochRecord>& epochs, int patience, double factor,
+               double threshold) {
   Derived d;
   double scale = 1;
   double best = epochs[0].train.loss;
@@ -36,7 +37,7 @@ Derived derive(const std::vector<EpochRecord>& epochs, int patience, double fact
   for (std::size_t e = 1; e < epochs.size(); ++e) {
     d.scales.push_back(scale);
     const double loss = epochs[e].train.loss;
-    without = loss > best - tol ? without + 1 : 0;
+    without = loss > best * (1 - threshold) ? without + 1 : 0;  // losses are >= 0
     best = std::min(best, loss);
     if (without < patience) continue;
     without = 0;
@@ -57,14 +58,15 @@ TrainConfig plateau_run(ModelSpec model, int epochs, double step) {
   config.optimizer.step = step;
   config.optimizer.schedule = Schedule::kPlateau;
   config.optimizer.plateau_patience = 1;
-  config.tol = 1e-3;
+  config.optimizer.plateau_threshold = 1e-2;
   return config;
 }
 
 // Checks a run's recorded steps and its end against the rule applied to its own losses.
 void check_follows_rule(const Report& report, const TrainConfig& config) {
   const auto& o = config.optimizer;
-  const Derived d = derive(report.epochs, o.plateau_patience, o.plateau_factor, config.tol);
+  const Derived d =
+      derive(report.epochs, o.plateau_patience, o.plateau_factor, o.plateau_threshold);
   REQUIRE(d.scales.size() == report.epochs.size() - 1);
   for (std::size_t e = 1; e < report.epochs.size(); ++e) {
     CAPTURE(e);
@@ -92,19 +94,19 @@ Ratings sparse_ratings() {
 
 }  // namespace
 
-TEST_CASE("the plateau rule: patience epochs without an improvement of tol cut the step") {
+TEST_CASE("the plateau rule: patience epochs without a relative improvement cut the step") {
   detail::StepPlateau p(2, 0.2, 0.01, 1.0);
   CHECK(p.scale() == 1);
   CHECK(p.observe(0.9) == Outcome::kHold);    // improved
-  CHECK(p.observe(0.895) == Outcome::kHold);  // not by 0.01: one epoch
+  CHECK(p.observe(0.895) == Outcome::kHold);  // not by 1% of 0.9: one epoch
   CHECK(p.observe(0.899) == Outcome::kCut);   // two: a plateau
   CHECK(p.scale() == doctest::Approx(0.2));
   CHECK(p.state().wait == 0);
-  CHECK(p.observe(0.85) == Outcome::kHold);  // 0.05 below the best of 0.895
+  CHECK(p.observe(0.85) == Outcome::kHold);  // 5% below the best of 0.895
   CHECK(p.observe(0.86) == Outcome::kHold);
   CHECK(p.observe(0.86) == Outcome::kCut);
   CHECK(p.scale() == doctest::Approx(0.04));
-  CHECK(p.observe(0.83) == Outcome::kHold);  // 0.02 below the best of 0.85
+  CHECK(p.observe(0.83) == Outcome::kHold);  // 2.4% below the best of 0.85
   CHECK(p.observe(0.83) == Outcome::kHold);
   CHECK(p.observe(0.83) == Outcome::kEnd);  // 0.04 x 0.2 is below the floor of 1/100
   CHECK(p.scale() == doctest::Approx(0.04));
@@ -133,7 +135,7 @@ TEST_CASE("a serial run's steps and end follow the rule on its own losses") {
     const auto report = train(config, problem.train, nullptr);
     check_follows_rule(report, config);
     REQUIRE(report.stopped == StopReason::kPlateau);  // this problem does reach the floor
-    const Derived d = derive(report.epochs, 1, factor, config.tol);
+    const Derived d = derive(report.epochs, 1, factor, config.optimizer.plateau_threshold);
     // Until the first cut the run is the constant-step run, bit for bit.
     auto constant = config;
     constant.optimizer.schedule = Schedule::kConstant;
@@ -169,7 +171,7 @@ TEST_CASE("a plateau run resumed from its checkpoint ends where the uninterrupte
   const Ratings ratings = sparse_ratings();
   const auto config = plateau_run(FactorisationModel{3}, 150, 0.05);
   const auto whole = train(config, ratings, nullptr);
-  const Derived d = derive(whole.epochs, 1, 0.2, config.tol);
+  const Derived d = derive(whole.epochs, 1, 0.2, config.optimizer.plateau_threshold);
   REQUIRE(d.stop > 0);
   // Resume after the first epoch at a cut step, with the cut's state in the checkpoint.
   std::size_t resume_at = 1;
@@ -210,6 +212,13 @@ TEST_CASE("the plateau schedule's bad values are refused") {
   for (const double factor : {0.0, 1.0, -0.5}) {
     o.plateau_factor = factor;
     CHECK_THROWS_AS(o.validate(), InputError);
+  }
+  o.plateau_factor = 0.5;
+  CHECK_NOTHROW(o.validate());
+  for (const double threshold : {-0.1, 1.0}) {
+    o.plateau_threshold = threshold;
+    CHECK_THROWS_WITH_AS(o.validate(),
+                         doctest::Contains("--plateau-threshold: expected a fraction"), InputError);
   }
   CHECK(parse_schedule("plateau") == Schedule::kPlateau);
 }

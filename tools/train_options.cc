@@ -233,8 +233,8 @@ const TrainOption kTable[] = {
   {"--patience", "patience", kFree, "stop before --epochs once this many epochs in a row end "
    "with a training loss not --tol below the best before them (0 = off: run every epoch)",
    cfg<&TC::patience>},
-  {"--tol", "tol", kFree, "the decrease of the training (or held-out) loss that --patience and "
-   "the plateau schedule count as an improvement", cfg<&TC::tol>},
+  {"--tol", "tol", kFree, "the decrease of the training (or held-out) loss that --patience counts "
+   "as an improvement", cfg<&TC::tol>},
   {"--validation-fraction", "validation_fraction", 0, "hold out this fraction of the training "
    "examples (a seeded random choice; at most 0.5), train on the rest and let --patience watch "
    "their loss instead of the training loss (0 = none)", cfg<&TC::validation_fraction>},
@@ -400,7 +400,7 @@ const TrainOption kTable[] = {
   // The report's `schedule` is the minibatch schedule's: this option has no key of its own.
   {"--step-schedule", "", kModels | kModelDefault, "step schedule (the model's: epoch; plateau for mf): constant, epoch (times --decay each epoch), "
    "inverse (1/t), inverse-sqrt, plateau (constant until --plateau-patience epochs in a row end "
-   "with a loss not --tol below the best, then times --plateau-factor; the plateau that would "
+   "with a loss not --plateau-threshold below the best, then times --plateau-factor; the plateau that would "
    "take the step below 1/100 of its start ends the run) (linear models: the step changes once "
    "per epoch)", arg<&A::step_schedule>,
    [](A& a, TC& c) {
@@ -412,8 +412,11 @@ const TrainOption kTable[] = {
   {"--step-schedule-scale", "schedule_scale", kModels, "epochs per unit of t in the inverse "
    "schedules", opt<&OC::schedule_scale>},
   {"--plateau-patience", "plateau_patience", kModels, "plateau schedule: epochs in a row without "
-   "an improvement of --tol (of the training loss, or the held-out loss with "
-   "--validation-fraction) that make a plateau", opt<&OC::plateau_patience>},
+   "an improvement (of the training loss, or the held-out loss with --validation-fraction) that "
+   "make a plateau", opt<&OC::plateau_patience>},
+  {"--plateau-threshold", "plateau_threshold", kModels, "plateau schedule: the fraction of the "
+   "best loss so far that a loss must fall below it to count as an improvement (relative, as "
+   "PyTorch's ReduceLROnPlateau)", opt<&OC::plateau_threshold>},
   {"--plateau-factor", "plateau_factor", kModels, "plateau schedule: the step's multiplier at a "
    "plateau", opt<&OC::plateau_factor>},
   {"--momentum", "momentum", kModels, "momentum/nesterov: mu", opt<&OC::momentum>},

@@ -155,7 +155,8 @@ class Driver {
     initial_loss_ = resume ? resume->initial_loss : initial.train.loss;
     best_loss_ = stopping_loss(initial);
     if (config_.plateau) {
-      plateau_.emplace(config_.plateau_patience, config_.plateau_factor, config_.tol, best_loss_);
+      plateau_.emplace(config_.plateau_patience, config_.plateau_factor, config_.plateau_threshold,
+                       best_loss_);
       if (resume) plateau_->restore(resume->plateau);
       kernel_.scale_step(plateau_->scale());
     }

@@ -34,8 +34,9 @@ struct DriverConfig {
   double tol = 0;            ///< the improvement of the training loss that counts
   bool keep_weights = true;  ///< the report gets a copy of the final weights
   bool plateau = false;      ///< --step-schedule plateau: the driver scales the kernel's step
-  int plateau_patience = 2;  ///< epochs without an improvement of `tol` that make a plateau
-  double plateau_factor = 0.2;  ///< the step's multiplier at a plateau
+  int plateau_patience = 2;  ///< epochs without an improvement that make a plateau
+  double plateau_factor = 0.2;      ///< the step's multiplier at a plateau
+  double plateau_threshold = 1e-4;  ///< the relative improvement that counts
 };
 
 /// What the driver calls back on the caller's thread; all optional.
@@ -97,7 +98,8 @@ inline DriverConfig driver_config(const TrainConfig& config, std::size_t rows, i
           .keep_weights = config.keep_weights,
           .plateau = config.optimizer.schedule == Schedule::kPlateau,
           .plateau_patience = config.optimizer.plateau_patience,
-          .plateau_factor = config.optimizer.plateau_factor};
+          .plateau_factor = config.optimizer.plateau_factor,
+          .plateau_threshold = config.optimizer.plateau_threshold};
 }
 
 /// Drives `kernel` with the caller's callbacks and fills the report's run: the records, the

@@ -7,13 +7,14 @@
 // loss stops falling after a few.
 
 #include <algorithm>
+#include <cmath>
 
 #include "hogwild/trainer.h"
 
 namespace hogwild::detail {
 
 /// The plateau schedule's state between epochs: the factor its cuts left on the initial step,
-/// the lowest loss seen, and the epochs in a row that did not improve on it by `tol`.
+/// the lowest loss seen, and the epochs in a row that did not improve on it.
 class StepPlateau {
  public:
   /// What an epoch's loss decided.
@@ -26,10 +27,10 @@ class StepPlateau {
   /// it there ends the run instead (three plateaus with the default factor of 1/5).
   static constexpr double kFloor = 0.01;
 
-  /// `patience` epochs without an improvement of `tol` make a plateau; each cuts the step by
-  /// `factor`. `loss` is the initial model's.
-  StepPlateau(int patience, double factor, double tol, double loss)
-      : patience_(patience), factor_(factor), tol_(tol), state_{1.0, loss, 0} {}
+  /// `patience` epochs without a loss a fraction `threshold` below the best make a plateau;
+  /// each cuts the step by `factor`. `loss` is the initial model's.
+  StepPlateau(int patience, double factor, double threshold, double loss)
+      : patience_(patience), factor_(factor), threshold_(threshold), state_{1.0, loss, 0} {}
 
   /// Continues from a checkpoint's state.
   void restore(const PlateauState& state) { state_ = state; }
@@ -40,7 +41,7 @@ class StepPlateau {
 
   /// Takes the loss an epoch ended with.
   Outcome observe(double loss) {
-    state_.wait = loss > state_.best - tol_ ? state_.wait + 1 : 0;
+    state_.wait = loss > state_.best - threshold_ * std::abs(state_.best) ? state_.wait + 1 : 0;
     state_.best = std::min(state_.best, loss);
     if (state_.wait < patience_) return Outcome::kHold;
     state_.wait = 0;
@@ -52,7 +53,7 @@ class StepPlateau {
  private:
   int patience_;
   double factor_;
-  double tol_;
+  double threshold_;
   PlateauState state_;
 };
 

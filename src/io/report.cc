@@ -54,11 +54,11 @@ void add_simulation_config(ordered_json& json, const TrainConfig& c) {
   if (c.global_delay) json["delay_unit"] = "global";
 }
 
-// The plateau schedule's settings, with the --tol it compares the loss against.
+// The plateau schedule's settings.
 void add_plateau_config(ordered_json& json, const TrainConfig& c) {
   json["plateau_patience"] = c.optimizer.plateau_patience;
   json["plateau_factor"] = c.optimizer.plateau_factor;
-  json["tol"] = c.tol;
+  json["plateau_threshold"] = c.optimizer.plateau_threshold;
 }
 
 // The config of linear runs.

@@ -66,6 +66,9 @@ void OptimizerConfig::validate() const {
   if (!(plateau_factor > 0 && plateau_factor < 1)) {
     fail("plateau-factor", "a factor in (0, 1)", plateau_factor);
   }
+  if (!(plateau_threshold >= 0 && plateau_threshold < 1)) {
+    fail("plateau-threshold", "a fraction in [0, 1)", plateau_threshold);
+  }
   fraction("momentum", momentum);
   fraction("rho", rho);
   fraction("beta1", beta1);
