@@ -65,6 +65,9 @@ void check_same(const Checkpoint& a, const Checkpoint& b) {
   CHECK(a.worker_updates == b.worker_updates);
   CHECK(a.weights == b.weights);
   CHECK(a.optimizer_state == b.optimizer_state);
+  CHECK(a.plateau.scale == b.plateau.scale);
+  CHECK(a.plateau.best == b.plateau.best);
+  CHECK(a.plateau.wait == b.plateau.wait);
 }
 
 // Runs parse_checkpoint and returns its InputError message ("" when it parsed).
@@ -146,6 +149,14 @@ TEST_CASE("checkpoint round trip keeps every field and every bit of the arrays")
   mf.mean = 3.25;
   mf.weights.assign(10, -0.0f);
   check_same(parse_checkpoint(serialize_checkpoint(mf), "mf.ckpt"), mf);
+  mf.plateau = {0.04, 0.1234567890123, 1};  // --step-schedule plateau after two cuts
+  check_same(parse_checkpoint(serialize_checkpoint(mf), "mf.ckpt"), mf);
+  for (const PlateauState bad :
+       {PlateauState{0, 0.1, 0}, PlateauState{1.5, 0.1, 0}, PlateauState{0.2, 0.1, -1}}) {
+    mf.plateau = bad;
+    CHECK(rejection(serialize_checkpoint(mf)).find("c.ckpt: expected a plateau state") == 0);
+  }
+  mf.plateau = {};
 
   const auto dir = scratch_dir("roundtrip");
   save_checkpoint(dir / "a.ckpt", c);
