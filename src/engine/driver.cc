@@ -286,6 +286,12 @@ class Driver {
     }
   }
 
+  // The run's worker threads, started at the first segment that needs them and kept to its end.
+  WorkerPool& pool() {
+    if (!pool_) pool_.emplace(config_.workers);
+    return *pool_;
+  }
+
   bool stop_requested() const {
     return (hooks_.stop != nullptr && hooks_.stop->load(std::memory_order_relaxed)) ||
            (hooks_.exchange != nullptr && hooks_.exchange->stop_seen());
@@ -393,7 +399,7 @@ class Driver {
                                         ? static_cast<std::size_t>(std::clamp<std::uint64_t>(
                                               exchange->merge_every(), 1, kStopStretch))
                                         : kStopStretch;
-    run_workers(config_.workers, [&](int worker) {
+    pool().run([&](int worker) {
       const auto slice = plan.slice(worker);
       const std::size_t end = plan.part(slice.size(), segment + 1);
       for (std::size_t first = plan.part(slice.size(), segment); first < end;) {
@@ -418,7 +424,7 @@ class Driver {
     const std::size_t end = plan.part(n, segment + 1);
     std::atomic<std::size_t> cursor{plan.part(n, segment)};
     reset_bound();
-    run_workers(config_.workers, [&](int worker) {
+    pool().run([&](int worker) {
       for (bool stopped = false; !stopped;) {
         if (stop_requested() || kernel_.failed()) break;
         std::size_t first = cursor.fetch_add(kShardChunk, std::memory_order_relaxed);
@@ -641,6 +647,7 @@ class Driver {
   std::optional<StepPlateau> plateau_;   // --step-schedule plateau
   bool plateau_end_ = false;             // a plateau found the step at its floor
   std::optional<StalenessBound> bound_;  // --bounded-staleness in threads
+  std::optional<WorkerPool> pool_;       // the workers' threads, from the first segment on
 };
 
 }  // namespace
