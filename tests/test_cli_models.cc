@@ -38,9 +38,9 @@ TEST_CASE("gen ratings then train mf reaches the noise level, with rmse in the r
           path("r.txt") + " --test-out " + path("r_test.txt") + " --test-fraction 0.1");
   INFO(g.err);
   REQUIRE(g.code == 0);
-  const auto r = run("train --format ratings --train " + path("r.txt") + " --test " +
-                     path("r_test.txt") + " --rank 3 --threads 2 --json " +
-                     path("mf.json") + " --csv " + path("mf.csv"));
+  const auto r =
+      run("train --format ratings --train " + path("r.txt") + " --test " + path("r_test.txt") +
+          " --rank 3 --threads 2 --json " + path("mf.json") + " --csv " + path("mf.csv"));
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("test_rmse") != std::string::npos);
