@@ -265,9 +265,7 @@ class Driver {
   // best loss before them, the initial model's included.
   bool converged(double loss) {
     if (config_.patience <= 0) return false;
-    epochs_without_improvement_ =
-        loss > best_loss_ - config_.tol ? epochs_without_improvement_ + 1 : 0;
-    best_loss_ = std::min(best_loss_, loss);
+    count_without_improvement(loss, config_.tol, best_loss_, epochs_without_improvement_);
     return epochs_without_improvement_ >= config_.patience;
   }
 

@@ -13,6 +13,14 @@
 
 namespace hogwild::detail {
 
+/// One epoch of the rule --patience and the plateau schedule share (scikit-learn's
+/// n_iter_no_change): `wait` counts the epochs in a row whose loss is not `margin` below the
+/// best loss before them, and `best` keeps the lowest.
+inline void count_without_improvement(double loss, double margin, double& best, int& wait) {
+  wait = loss > best - margin ? wait + 1 : 0;
+  best = std::min(best, loss);
+}
+
 /// The plateau schedule's state between epochs: the factor its cuts left on the initial step,
 /// the lowest loss seen, and the epochs in a row that did not improve on it.
 class StepPlateau {
@@ -41,8 +49,7 @@ class StepPlateau {
 
   /// Takes the loss an epoch ended with.
   Outcome observe(double loss) {
-    state_.wait = loss > state_.best - threshold_ * std::abs(state_.best) ? state_.wait + 1 : 0;
-    state_.best = std::min(state_.best, loss);
+    count_without_improvement(loss, threshold_ * std::abs(state_.best), state_.best, state_.wait);
     if (state_.wait < patience_) return Outcome::kHold;
     state_.wait = 0;
     if (state_.scale * factor_ < kFloor) return Outcome::kEnd;

@@ -241,7 +241,7 @@ struct EpochContext {
   detail::GlobalSteps* global;                                // --delay-unit global, or null
   detail::Landings* landings;                                 // --write-latency, or null
   std::int64_t read_latency_ns;                               // --read-latency
-  double step_scale;  // the plateau schedule's factor on the scheduled step (else 1)
+  double step0;  // the initial step, times the plateau schedule's factor (else 1)
 };
 
 // Ends the worker's step: applies the updates due at it; with delays in global steps, every
@@ -287,8 +287,8 @@ void open_window(const EpochContext& c, WorkerState& ws, std::size_t pos, std::s
   const std::size_t units = std::max<std::size_t>(1, (len + unit - 1) / unit);
   const std::size_t b = pos / unit;
   const double progress = (c.epoch - 1) + static_cast<double>(b) / static_cast<double>(units);
-  ws.eta = static_cast<float>(
-      c.step_scale * config.optimizer.step_at(*config.optimizer.step, c.epoch - 1, progress));
+  // The schedules are linear in the initial step: scaling it scales every step.
+  ws.eta = static_cast<float>(config.optimizer.step_at(c.step0, c.epoch - 1, progress));
   ws.t = static_cast<double>(ws.updates * static_cast<std::uint64_t>(c.workers) +
                              static_cast<std::uint64_t>(worker) + 1);
   ws.coherence_window = static_cast<std::size_t>(c.epoch - 1) * detail::kCoherenceWindowsPerEpoch +
@@ -623,14 +623,21 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   detail::Landings* landings() { return run_.landings ? &*run_.landings : nullptr; }
   EpochContext context() {
     const bool timed = run_.config.schedule->kind == ScheduleSpec::Kind::kTime;
-    return {run_.config,  run_.model,
-            run_.train,   run_.store,
-            run_.state,   stop_,
-            epoch_,       run_.config.workers(),
-            timed,        run_.config.virtual_time,
-            run_.workers, run_.global_steps ? &*run_.global_steps : nullptr,
-            landings(),   run_.config.read_latency_ns,
-            step_scale_};
+    return {run_.config,
+            run_.model,
+            run_.train,
+            run_.store,
+            run_.state,
+            stop_,
+            epoch_,
+            run_.config.workers(),
+            timed,
+            run_.config.virtual_time,
+            run_.workers,
+            run_.global_steps ? &*run_.global_steps : nullptr,
+            landings(),
+            run_.config.read_latency_ns,
+            step_scale_ * *run_.config.optimizer.step};
   }
   Evaluation evaluated(const Examples& data) {
     const float* w = run_.store.data();  // workers have joined: plain reads are safe
