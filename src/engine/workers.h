@@ -96,6 +96,9 @@ class WorkerPool {
       }
       std::lock_guard guard(mutex_);
       if (error && !first_error_) first_error_ = error;
+      // Dropped under the lock: were this the last reference, the exception would be deleted
+      // here while the caller, woken, reads it.
+      error = nullptr;
       if (--running_ == 0) done_.notify_one();
     }
   }
