@@ -84,6 +84,28 @@ TEST_CASE("gen, info and train produce a JSON report with the documented fields"
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 5);
 }
 
+TEST_CASE("gen ctr writes hashed one-hot rows that info reads and train learns") {
+  const auto g =
+      run("gen ctr --rows 6000 --test-rows 2000 --fields 6 --categories 500 "
+          "--features 100000 --signal 2.5 --seed 4 --out " +
+          path("ctr.svm") + " --test-out " + path("ctr.test.svm"));
+  INFO(g.err);
+  REQUIRE(g.code == 0);
+  CHECK(g.err.find("6000 rows x 100000 hashed features (6 fields") != std::string::npos);
+  const auto info = run("info " + path("ctr.svm"));
+  REQUIRE(info.code == 0);
+  CHECK(info.out.find("rows:            6000") != std::string::npos);
+  CHECK(info.out.find("max 6") != std::string::npos);
+  const auto r = run("train --train " + path("ctr.svm") + " --test " + path("ctr.test.svm") +
+                     " --threads 2 --epochs 3 --json " + path("ctr.json"));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(slurp(path("ctr.json")));
+  // 4.8% clicks: predicting the rate for every row scores about 0.19; the planted model's
+  // logits vary with a standard deviation of 2.5, which the run learns part of (0.169).
+  CHECK(json["final"]["test_loss"].get<double>() < 0.18);
+}
+
 TEST_CASE("a constant feature turns --replicate auto off, and the replicas line says why") {
   generate();
   // Every row gains feature 2001 = 1 (an intercept's constant feature): half the squared values.
@@ -128,6 +150,9 @@ TEST_CASE("bad usage and bad data exit 2 with one clear line") {
       {"frobnicate",
        "unknown command 'frobnicate'; expected one of gen, train, sweep, predict, info"},
       {"gen sparse --out " + path("x.svm") + " --nnz-per-row 0", "--nnz-per-row"},
+      {"gen ctr --out " + path("x.svm") + " --positive-rate 1.5", "--positive-rate"},
+      {"gen ctr --out /nonexistent/x.svm --rows 10", "/nonexistent/x.svm: cannot write"},
+      {"gen ctr --out " + path("x.svm") + " --test-rows 5", "--test-out: expected a file name"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);

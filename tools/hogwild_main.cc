@@ -58,6 +58,7 @@ struct GenOptions {
 };
 using GenSparseOptions = GenOptions<hogwild::SparseGeneratorConfig>;
 using GenRatingsOptions = GenOptions<hogwild::RatingsGeneratorConfig>;
+using GenCtrOptions = GenOptions<hogwild::CtrGeneratorConfig>;
 
 // --test-out needs a test set, asked for by `size` (--test-rows, --test-fraction), and back.
 void check_test_out(bool test, bool no_test, const std::string& test_out, const char* size,
@@ -141,6 +142,47 @@ int run_gen_sparse(const GenSparseOptions& o) {
   return 0;
 }
 
+void add_gen_ctr(CLI::App& gen, GenCtrOptions& o) {
+  using C = hogwild::CtrGeneratorConfig;
+  add_gen<C>(gen, o, "ctr",
+             "Click-through-rate-like data: one-hot categorical fields with power-law "
+             "category frequencies, hashed into --features indices (values 1), labels +1 "
+             "(click) with the probability a planted logistic model gives, -1 otherwise; "
+             "LIBSVM text.",
+             {{"--rows", &C::rows, "training examples"},
+              {"--fields", &C::fields, "categorical fields, one active category each per row"},
+              {"--categories", &C::max_categories,
+               "categories of the largest field; field f of F has about this^((f+1)/F)"},
+              {"--zipf", &C::zipf, "power-law exponent of category frequencies (0 = uniform)"},
+              {"--features", &C::features, "hashed dimension (default 2^22)"},
+              {"--positive-rate", &C::positive_rate, "mean click probability, (0, 1)"},
+              {"--signal", &C::signal,
+               "standard deviation of the planted logit over rows (0: labels carry no signal)"},
+              {"--test-rows", &C::test_rows, "test examples from the same distribution"}},
+             "test file to write (needs --test-rows)");
+}
+
+int run_gen_ctr(const GenCtrOptions& o) {
+  check_test_out(o.config.test_rows > 0, o.config.test_rows == 0, o.test_out, "--test-rows",
+                 "a count");
+  // Millions of rows take seconds to draw: find an unwritable file before that.
+  hogwild_cli::check_writable(o.out);
+  if (!o.test_out.empty()) hogwild_cli::check_writable(o.test_out);
+  const auto problem = hogwild::generate_ctr(o.config);
+  hogwild::write_libsvm(problem.train, std::filesystem::path(o.out));
+  if (!o.test_out.empty()) hogwild::write_libsvm(problem.test, std::filesystem::path(o.test_out));
+  std::size_t clicks = 0;
+  for (const float label : problem.train.labels) clicks += label > 0 ? 1 : 0;
+  fmt::print(
+      stderr,
+      "wrote {} rows x {} hashed features ({} fields, {} nonzeros, {:.2f}% clicks) to {}{}\n",
+      problem.train.rows(), o.config.features, o.config.fields, problem.train.nnz(),
+      100.0 * static_cast<double>(clicks) / static_cast<double>(problem.train.rows()), o.out,
+      o.test_out.empty() ? ""
+                         : fmt::format(", {} test rows to {}", problem.test.rows(), o.test_out));
+  return 0;
+}
+
 // ---- info -------------------------------------------------------------------------------
 
 int run_info(const std::string& path) {
@@ -215,6 +257,8 @@ int main(int argc, char** argv) {
       ->footer(std::string("The step is multiplied by --decay after each epoch. ") + kExitCodes);
   GenRatingsOptions gen_ratings;
   add_gen_ratings(*gen, gen_ratings);
+  GenCtrOptions gen_ctr;
+  add_gen_ctr(*gen, gen_ctr);
   hogwild_cli::SweepOptions sweep;
   auto* sweep_cmd = hogwild_cli::add_sweep(app, sweep);
   hogwild_cli::PredictOptions predict;
@@ -259,6 +303,7 @@ int main(int argc, char** argv) {
   };
   try {
     if (gen->got_subcommand("sparse")) return run_gen_sparse(gen_sparse);
+    if (gen->got_subcommand("ctr")) return run_gen_ctr(gen_ctr);
     if (app.got_subcommand("info")) return run_info(info_path);
     if (app.got_subcommand("predict")) return hogwild_cli::run_predict(predict);
     if (app.got_subcommand("sweep")) {

@@ -3,6 +3,7 @@
 /// Umbrella header: the whole public API of hogwild.
 #include "hogwild/checkpoint.h"
 #include "hogwild/clock.h"
+#include "hogwild/ctr_generator.h"
 #include "hogwild/dataset.h"
 #include "hogwild/delay.h"
 #include "hogwild/dense_dataset.h"
