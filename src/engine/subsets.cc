@@ -1,5 +1,8 @@
 #include "engine/subsets.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace hogwild::detail {
 
 Dataset subset(const Dataset& data, std::span<const std::size_t> rows) {
@@ -34,6 +37,41 @@ Ratings subset(const Ratings& data, std::span<const std::size_t> rows) {
   out.num_items = data.num_items;
   out.source = data.source;
   return out;
+}
+
+void compact_features(Dataset& a, Dataset& b) {
+  const std::size_t dim = std::max(a.num_features, b.num_features);
+  const std::size_t nnz = a.nnz() + b.nnz();
+  std::vector<std::uint32_t> rank;  // index -> 1 + its rank (a table over the dimension)
+  std::vector<std::uint32_t> used;  // the distinct indices, in order (a sorted list)
+  // A table costs the dimension, the list a sort of the nonzeros: on 2,000 rows of a
+  // 20k-feature data set sorting took as long as the trials, a table of 4M hashed features
+  // a page fault per 4 KiB.
+  const bool table = dim <= 8 * nnz;
+  std::size_t distinct = 0;
+  if (table) {
+    rank.assign(dim, 0);
+    for (const Dataset* data : {&a, &b}) {
+      for (const auto index : data->indices) rank[index] = 1;
+    }
+    for (auto& r : rank) {
+      if (r != 0) r = static_cast<std::uint32_t>(++distinct);
+    }
+  } else {
+    used = a.indices;
+    used.insert(used.end(), b.indices.begin(), b.indices.end());
+    std::ranges::sort(used);
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    distinct = used.size();
+  }
+  for (Dataset* data : {&a, &b}) {
+    for (auto& index : data->indices) {
+      index =
+          table ? rank[index] - 1
+                : static_cast<std::uint32_t>(std::ranges::lower_bound(used, index) - used.begin());
+    }
+    data->num_features = distinct;
+  }
 }
 
 }  // namespace hogwild::detail
