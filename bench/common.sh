@@ -17,6 +17,19 @@ bench_data() {
   echo "$base"
 }
 
+# ctr_data ROWS: prints the path prefix of the seeded CTR-like data set (`gen ctr` at its
+# defaults: 26 one-hot fields hashed into 2^22 features, 5% clicks; .train.svm, and .test.svm
+# with a tenth as many rows), generating it once.
+ctr_data() {
+  local base=data/generated/ctr-$1
+  if [[ ! -s $base.test.svm ]]; then
+    mkdir -p data/generated
+    "$hogwild" gen ctr --rows "$1" --seed 1 --out "$base.train.svm" --test-rows $(($1 / 10)) \
+      --test-out "$base.test.svm" >&2
+  fi
+  echo "$base"
+}
+
 # median: the median of the numbers on standard input, one per line.
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 

@@ -1,23 +1,34 @@
 #!/usr/bin/env bash
-# Thread scaling end to end, side by side in one run: logistic regression on the RCV1-like
-# data (100k rows, 47,236 features, 75 nonzeros per row, Zipf 1) and on the 10M-feature
-# uniform data, 10 epochs, at each thread count of THREADS:
+# Thread scaling end to end, side by side in one run: logistic regression, 10 epochs, at each
+# thread count of THREADS, on each data set of DATASETS:
+#   47k   the RCV1-like data (100k rows, 47,236 features, 75 nonzeros per row, Zipf 1)
+#   10m   100k rows of uniform features over 10M
+#   2m    the RCV1-like data with 2M rows (an epoch long enough that per-epoch costs vanish on
+#         many cores; 2.2 GB of text, generated once)
+#   ctr   CTR-like data, 2M rows: 26 one-hot categorical fields with power-law categories
+#         hashed into 4,194,304 features, 5% clicks (`gen ctr`; the first fields have a few
+#         categories, so a handful of weights are written by nearly every row)
+# Variants:
 #   serial 1         one worker, no synchronisation (the reference)
 #   racy 1 rows      one worker, rows in a fresh permutation each epoch (--order rows)
 #   racy 1           one worker, the default order (--order blocks)
 #   racy T shared    T workers writing the shared model (plain Hogwild!, --replicate off)
-#   racy T auto      T workers with the default --replicate (47k data only: auto replicates
-#                    models of up to 1M weights with 2 to 17 workers, beyond that it shares)
+#   racy T auto      T workers with the default --replicate (not on 10m: auto replicates
+#                    models of up to 1M weights with 2 to 17 workers, beyond that it shares;
+#                    on ctr its hot features keep the weights shared)
 #   racy T M         T workers with replicas merged every M samples, for each M in MERGES
 #                    (47k data only; none by default)
-#   racy T private   T workers merging once per epoch: the no-sharing bound, end to end (47k
-#                    data only: on the 10M-feature model a merge scans 40 MB, so the bound there
-#                    is the microbenchmark's private/racy, bench/micro.sh)
+#   racy T private   T workers merging once per epoch: the no-sharing bound, end to end (not
+#                    on 10m: there a merge scans 40 MB every 100k rows, so the bound is the
+#                    microbenchmark's private/racy, bench/micro.sh; the others' epochs are
+#                    long enough for a merge a epoch to cost little)
 # Runs are interleaved REPS times; the table gives medians of samples/s, the ratio to serial
-# and to the private bound at the same thread count, and the last repetition's test accuracy.
+# and to the private bound at the same thread count, and the last repetition's test accuracy
+# and test loss (on ctr, where 95% of the rows are no click, the loss is the figure to read).
 #
 #   THREADS="1 2 4 8 16" REPS=3 bench/scaling.sh        (HOGWILD=path/to/hogwild, PYTHON=...)
-#   DATASETS=47k bench/scaling.sh                        (47k, 10m or "47k 10m", the default)
+#   DATASETS=47k bench/scaling.sh        (any of 47k 10m 2m ctr; the default is "47k 10m", and
+#                                         "47k 10m 2m ctr" on machines of 8 or more cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
@@ -26,7 +37,9 @@ python=${PYTHON:-/usr/bin/python3}
 reps=${REPS:-3}
 epochs=${EPOCHS:-10}
 threads=${THREADS:-1 2}
-datasets=${DATASETS:-47k 10m}
+default_datasets="47k 10m"
+(($(nproc) >= 8)) && default_datasets="47k 10m 2m ctr"
+datasets=${DATASETS:-$default_datasets}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 field() { "$python" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
@@ -37,17 +50,27 @@ for ds in $datasets; do
   case $ds in
     47k) data=$(bench_data 100000 47236 75 1) ;;
     10m) data=$(bench_data 100000 10000000 75 0) ;;
-    *) echo "scaling.sh: DATASETS: expected 47k or 10m, found '$ds'" >&2; exit 2 ;;
+    2m) data=$(bench_data 2000000 47236 75 1) ;;
+    ctr) data=$(ctr_data 2000000) ;;
+    *) echo "scaling.sh: DATASETS: expected 47k, 10m, 2m or ctr, found '$ds'" >&2; exit 2 ;;
   esac
   variants=("serial 1 off blocks" "racy 1 off rows" "racy 1 off blocks")
   for t in $threads; do
     [[ $t == 1 ]] && continue
     variants+=("racy $t off blocks")
-    [[ $ds == 47k ]] || continue
+    [[ $ds == 10m ]] && continue
     variants+=("racy $t auto blocks")
-    for m in ${MERGES:-}; do variants+=("racy $t $m blocks"); done
+    if [[ $ds == 47k ]]; then
+      for m in ${MERGES:-}; do variants+=("racy $t $m blocks"); done
+    fi
     variants+=("racy $t private blocks")
   done
+  # Every variant trains with the step --step auto picks on this data, given explicitly: the
+  # calibration is serial, and counted in a run's training time it would cap the speed-up.
+  "$hogwild" train --train "$data.train.svm" --epochs 1 --quiet --json "$tmp/$ds-step.json" \
+    >/dev/null
+  step=$(field "$tmp/$ds-step.json" "d['step_calibration']['chosen']")
+  echo "$ds: step $step (--step auto's choice)" >&2
   for ((r = 1; r <= reps; r++)); do
     for i in "${!variants[@]}"; do
       read -r policy t rep order <<<"${variants[$i]}"
@@ -55,7 +78,7 @@ for ds in $datasets; do
       [[ $rep == private ]] && merge=16777216
       "$hogwild" train --train "$data.train.svm" --test "$data.test.svm" --policy "$policy" \
         --threads "$t" --replicate "$merge" --order "$order" --epochs "$epochs" --quiet \
-        --json "$tmp/$ds-$i-$r.json" >/dev/null
+        --step "$step" --json "$tmp/$ds-$i-$r.json" >/dev/null
     done
     echo "$ds: repetition $r of $reps done" >&2
   done
@@ -70,10 +93,10 @@ for ds in $datasets; do
     [[ $rep == private ]] && private_rate[$t]=$(rate "$i")
   done
   echo
-  echo "$ds ($data), $epochs epochs, medians of $reps"
+  echo "$ds ($data), $epochs epochs, step $step, medians of $reps"
   echo
-  printf '| policy | threads | replicas | order | samples/s | vs serial | vs private bound | test accuracy |\n'
-  printf '|---|---|---|---|---|---|---|---|\n'
+  printf '| policy | threads | replicas | order | samples/s | vs serial | vs private bound | test accuracy | test loss |\n'
+  printf '|---|---|---|---|---|---|---|---|---|\n'
   for i in "${!variants[@]}"; do
     read -r policy t rep order <<<"${variants[$i]}"
     m=$(rate "$i")
@@ -85,8 +108,9 @@ for ds in $datasets; do
     bound=-
     [[ -n ${private_rate[$t]:-} ]] && bound=$(echo "$m ${private_rate[$t]}" | awk '{printf "%.2f", $1/$2}')
     acc=$(field "$tmp/$ds-$i-$reps.json" "round(100*d['epochs'][-1]['test_accuracy'], 2)")
-    printf '| %s | %s | %s | %s | %.0f | %.2f | %s | %s%% |\n' "$policy" "$t" "$shown" "$order" \
-      "$m" "$(echo "$m $base" | awk '{print $1/$2}')" "$bound" "$acc"
+    loss=$(field "$tmp/$ds-$i-$reps.json" "round(d['epochs'][-1]['test_loss'], 4)")
+    printf '| %s | %s | %s | %s | %.0f | %.2f | %s | %s%% | %s |\n' "$policy" "$t" "$shown" \
+      "$order" "$m" "$(echo "$m $base" | awk '{print $1/$2}')" "$bound" "$acc" "$loss"
   done
   unset private_rate
 done
