@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "hogwild/ctr_generator.h"
@@ -147,36 +150,27 @@ TEST_CASE("logistic regression learns the planted clicks: below the base rate's 
 }
 
 TEST_CASE("bad CTR generator settings are rejected with the option name") {
-  auto expect = [](CtrGeneratorConfig c, const char* option) {
+  using C = CtrGeneratorConfig;
+  const std::pair<std::function<void(C&)>, const char*> cases[] = {
+      {[](C& c) { c.rows = 0; }, "--rows"},
+      {[](C& c) { c.fields = 0; }, "--fields"},
+      {[](C& c) { c.max_categories = 1; }, "--categories"},
+      {[](C& c) { c.features = 0; }, "--features"},
+      {[](C& c) { c.zipf = -1; }, "--zipf"},
+      {[](C& c) { c.positive_rate = 0; }, "--positive-rate"},
+      {[](C& c) { c.positive_rate = 1; }, "--positive-rate"},
+      {[](C& c) { c.positive_rate = std::nan(""); }, "--positive-rate"},
+      {[](C& c) { c.signal = -1; }, "--signal"},
+  };
+  for (const auto& [spoil, option] : cases) {
     CAPTURE(option);
+    auto c = small_config();
+    spoil(c);
     try {
       generate_ctr(c);
       FAIL("expected an InputError");
     } catch (const InputError& e) {
       CHECK(std::string(e.what()).find(option) != std::string::npos);
     }
-  };
-  auto c = small_config();
-  c.rows = 0;
-  expect(c, "--rows");
-  c = small_config();
-  c.fields = 0;
-  expect(c, "--fields");
-  c = small_config();
-  c.max_categories = 1;
-  expect(c, "--categories");
-  c = small_config();
-  c.features = 0;
-  expect(c, "--features");
-  c = small_config();
-  c.zipf = -1;
-  expect(c, "--zipf");
-  for (const double rate : {0.0, 1.0, std::nan("")}) {
-    c = small_config();
-    c.positive_rate = rate;
-    expect(c, "--positive-rate");
   }
-  c = small_config();
-  c.signal = -1;
-  expect(c, "--signal");
 }
