@@ -162,10 +162,11 @@ TEST_CASE("bad CTR generator settings are rejected with the option name") {
       {[](C& c) { c.positive_rate = std::nan(""); }, "--positive-rate"},
       {[](C& c) { c.signal = -1; }, "--signal"},
   };
-  for (const auto& [spoil, option] : cases) {
+  for (const auto& entry : cases) {
+    const char* option = entry.second;
     CAPTURE(option);
     auto c = small_config();
-    spoil(c);
+    entry.first(c);
     try {
       generate_ctr(c);
       FAIL("expected an InputError");
