@@ -43,10 +43,11 @@ if(MODE STREQUAL "find_package")
       -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCONSUMER_SOURCE=${WORK_DIR}/consumer.cc
       -DCONSUMER_MPI_SOURCE=${WORK_DIR}/consumer_mpi.cc)
 else()
-  # The library is compiled again here; without optimisation that takes a fraction of the
-  # time, and what this test checks is the CMake wiring, not the code generation.
+  # The library is compiled again here; without optimisation or debug information (no build
+  # type: 133 s of CPU against Debug's 164 on 2 cores) that takes a fraction of the time, and
+  # what this test checks is the CMake wiring, not the code generation.
   run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/packaging/add_subdirectory -B ${WORK_DIR}/build
-      -G ${GENERATOR} -DCMAKE_BUILD_TYPE=Debug -DHOGWILD_SOURCE_DIR=${SOURCE_DIR}
+      -G ${GENERATOR} -DCMAKE_BUILD_TYPE= -DHOGWILD_SOURCE_DIR=${SOURCE_DIR}
       -DCONSUMER_SOURCE=${WORK_DIR}/consumer.cc)
 endif()
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
