@@ -16,6 +16,10 @@
 #   racy T auto      T workers with the default --replicate (not on 10m: auto replicates
 #                    models of up to 1M weights with 2 to 17 workers, beyond that it shares;
 #                    on ctr its hot features keep the weights shared)
+#   racy T hot       T workers with replicas of the HOT (default 4096) features the most rows
+#                    hold, merged every 2048 / (T - 1) samples (auto's interval), the other
+#                    features shared (--hot-features; not on 47k, whose whole model auto
+#                    replicates)
 #   racy T M         T workers with replicas merged every M samples, for each M in MERGES
 #                    (47k data only; none by default)
 #   racy T private   T workers merging once per epoch: the no-sharing bound, end to end (not
@@ -26,7 +30,8 @@
 # and to the private bound at the same thread count, and the last repetition's test accuracy
 # and test loss (on ctr, where 95% of the rows are no click, the loss is the figure to read).
 #
-#   THREADS="1 2 4 8 16" REPS=3 bench/scaling.sh        (HOGWILD=path/to/hogwild, PYTHON=...)
+#   THREADS="1 2 4 8 16" REPS=3 bench/scaling.sh        (HOGWILD=path/to/hogwild, PYTHON=...,
+#                                                        HOT=4096)
 #   DATASETS=47k bench/scaling.sh        (any of 47k 10m 2m ctr; the default is "47k 10m", and
 #                                         "47k 10m 2m ctr" on machines of 8 or more cores)
 set -euo pipefail
@@ -35,6 +40,7 @@ source bench/common.sh
 python=${PYTHON:-/usr/bin/python3}
 [[ -x $python ]] || python=python3
 reps=${REPS:-3}
+hot=${HOT:-4096}
 epochs=${EPOCHS:-10}
 threads=${THREADS:-1 2}
 default_datasets="47k 10m"
@@ -58,6 +64,7 @@ for ds in $datasets; do
   for t in $threads; do
     [[ $t == 1 ]] && continue
     variants+=("racy $t off blocks")
+    [[ $ds != 47k ]] && variants+=("racy $t hot blocks")
     [[ $ds == 10m ]] && continue
     variants+=("racy $t auto blocks")
     if [[ $ds == 47k ]]; then
@@ -75,10 +82,15 @@ for ds in $datasets; do
     for i in "${!variants[@]}"; do
       read -r policy t rep order <<<"${variants[$i]}"
       merge=$rep
+      extra=()
       [[ $rep == private ]] && merge=16777216
+      if [[ $rep == hot ]]; then
+        merge=$((2048 / (t - 1) > 128 ? 2048 / (t - 1) : 128))
+        extra=(--hot-features "$hot")
+      fi
       "$hogwild" train --train "$data.train.svm" --test "$data.test.svm" --policy "$policy" \
-        --threads "$t" --replicate "$merge" --order "$order" --epochs "$epochs" --quiet \
-        --step "$step" --json "$tmp/$ds-$i-$r.json" >/dev/null
+        --threads "$t" --replicate "$merge" "${extra[@]}" --order "$order" --epochs "$epochs" \
+        --quiet --step "$step" --json "$tmp/$ds-$i-$r.json" >/dev/null
     done
     echo "$ds: repetition $r of $reps done" >&2
   done
@@ -105,6 +117,7 @@ for ds in $datasets; do
     [[ $rep == off ]] && shown=shared
     [[ $rep == off && $t == 1 ]] && shown=off
     [[ $rep == auto ]] && shown="auto ($resolved)"
+    [[ $rep == hot ]] && shown="hot $hot ($resolved)"
     bound=-
     [[ -n ${private_rate[$t]:-} ]] && bound=$(echo "$m ${private_rate[$t]}" | awk '{printf "%.2f", $1/$2}')
     acc=$(field "$tmp/$ds-$i-$reps.json" "round(100*d['epochs'][-1]['test_accuracy'], 2)")

@@ -1,10 +1,11 @@
-// Per-worker replicas (--replicate): against a serial run, at several thread counts and merge
-// intervals, and the option's resolution and errors.
+// Per-worker replicas (--replicate, --hot-features): against a serial run, at several thread
+// counts and merge intervals, the hot features' layout, and the options' resolution and errors.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <numeric>
 
+#include "engine/hot_rows.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
 #include "hogwild/trainer.h"
@@ -56,6 +57,18 @@ TEST_CASE("one worker with a replica follows the serial run") {
     CHECK(replicated.epochs.back().train.objective.value() ==
           doctest::Approx(serial.epochs.back().train.objective.value()).epsilon(1e-5));
   }
+  // Replicas of the hot features alone: the cold ones are read and written in the shared store
+  // at once, the hot ones merged; alone, the worker still follows the serial run.
+  for (const auto [merge_every, hot] : {std::pair{7, 64}, std::pair{1024, 1000}}) {
+    CAPTURE(merge_every);
+    CAPTURE(hot);
+    c.replicate = merge_every;
+    c.hot_features = static_cast<std::size_t>(hot);
+    const auto replicated = hogwild::train(c, p.train, nullptr);
+    CHECK(replicated.config.hot_features == static_cast<std::size_t>(hot));
+    CHECK(relative_distance(replicated.weights, serial.weights) < 1e-4);
+    CHECK(replicated.updates_applied == replicated.updates_computed);
+  }
 }
 
 namespace {
@@ -88,13 +101,16 @@ TEST_CASE("replicas at several thread counts progress as the serial run and lose
       // Merging every M samples delays a worker's updates by up to M (K - 1) updates of the
       // others; at this data size and step 1024 with 4 workers is beyond what SGD tolerates
       // when the workers run in lockstep (as a slow, instrumented build makes them).
-      for (const int merge_every : {16, 128}) {
+      for (const auto [merge_every, hot] :
+           {std::pair{16, 0}, std::pair{128, 0}, std::pair{128, 64}}) {
         CAPTURE(to_string(policy));
         CAPTURE(threads);
         CAPTURE(merge_every);
+        CAPTURE(hot);
         c.policy = policy;
         c.threads = threads;
         c.replicate = merge_every;
+        c.hot_features = static_cast<std::size_t>(hot);
         c.staleness_sample = 0.05;
         const auto r = hogwild::train(c, p.train, &p.test);
         check_progress(r, serial);
@@ -127,6 +143,31 @@ TEST_CASE("replicas as auto sets them progress as the serial run") {
     check_progress(r, serial);
     CHECK(r.updates_applied == r.updates_computed);
   }
+}
+
+TEST_CASE("hottest_features: the features most rows hold, in index order") {
+  const std::uint32_t counts[] = {3, 0, 7, 7, 1, 9, 0};
+  using V = std::vector<std::uint32_t>;
+  CHECK(detail::hottest_features(counts, 0) == V{});
+  CHECK(detail::hottest_features(counts, 1) == V{5});
+  CHECK(detail::hottest_features(counts, 2) == V{2, 5});  // 2 and 3 tie: the lower index
+  CHECK(detail::hottest_features(counts, 4) == V{0, 2, 3, 5});
+  CHECK(detail::hottest_features(counts, 100) == V{0, 2, 3, 4, 5});  // held features only
+}
+
+TEST_CASE("hot_rows: each row's cold features, then its hot ones by slot") {
+  Dataset data;
+  data.append(std::vector<std::uint32_t>{0, 2, 5, 8}, std::vector<float>{1, 2, 3, 4}, 1.0f);
+  data.append(std::vector<std::uint32_t>{}, std::vector<float>{}, -1.0f);
+  data.append(std::vector<std::uint32_t>{2, 8}, std::vector<float>{5, 6}, 1.0f);
+  data.append(std::vector<std::uint32_t>{1, 3}, std::vector<float>{7, 8}, -1.0f);
+  data.num_features = 9;
+  const auto rows = detail::hot_rows(data, {2, 8});
+  CHECK(rows.features == std::vector<std::uint32_t>{2, 8});
+  CHECK(rows.cold_count == std::vector<std::uint32_t>{2, 0, 0, 2});
+  // Row 0: cold 0 and 5, then feature 2 (slot 0) and 8 (slot 1); row 2 all hot; row 3 all cold.
+  CHECK(rows.indices == std::vector<std::uint32_t>{0, 5, 0, 1, 0, 1, 1, 3});
+  CHECK(rows.values == std::vector<float>{1, 3, 2, 4, 5, 6, 7, 8});
 }
 
 TEST_CASE("heaviest_feature_share: one feature's share of the squared values") {
@@ -205,4 +246,17 @@ TEST_CASE("--replicate: auto resolves from the run, explicit values are checked"
   CHECK(c.resolved_replicate(47236) == 0);
   c.replicate = -5;
   CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("--replicate: expected"), InputError);
+  // --hot-features: what the replicas hold, so it needs them; the model's size auto compares
+  // with the 1M-float limit is then the hot features'.
+  c.replicate = 0;
+  c.hot_features = 4096;
+  CHECK_THROWS_WITH_AS(c.validate(),
+                       doctest::Contains("--hot-features: expected 0 with --replicate off"),
+                       InputError);
+  c.replicate = TrainConfig::kReplicateAuto;
+  CHECK_NOTHROW(c.validate());
+  CHECK(c.resolved_replicate(10'000'000) == 2048);
+  c.model = SoftmaxModel{};
+  CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("--hot-features: expected 0 for softmax"),
+                       InputError);
 }

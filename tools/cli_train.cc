@@ -348,7 +348,9 @@ std::string replicas_text(const TrainArgs& a, const hogwild::Dataset& train) {
   const bool automatic = a.config.replicate == hogwild::TrainConfig::kReplicateAuto;
   const int merge_every = hogwild::resolved_replicate(a.config, train);
   if (merge_every > 0) {
-    return fmt::format("merged every {} samples{}", merge_every, automatic ? " (auto)" : "");
+    const std::size_t hot = a.config.hot_features;
+    return fmt::format("merged every {} samples{}{}", merge_every, automatic ? " (auto)" : "",
+                       hot > 0 ? fmt::format(", the {} hottest features only", hot) : "");
   }
   const std::size_t dim = std::max<std::size_t>(1, train.num_features);
   if (!automatic || a.config.resolved_replicate(dim) == 0) return "off";

@@ -315,6 +315,10 @@ const TrainOption kTable[] = {
    "or M", arg<&A::replicate>, [](A& a, TC& c) {
      if (hogwild::is_linear(c.model)) c.replicate = parse_replicate(a.replicate);
    }},
+  {"--hot-features", "hot_features", kLinearOnly, "with replicas: replicate only the K features "
+   "the most training rows hold (a CTR model's frequent categories, where workers collide) and "
+   "write the others straight to the shared model, so a merge costs K weights instead of the "
+   "whole model (0 = replicate every feature)", cfg<&TC::hot_features>},
   {"--order", "order", 0, "the order each epoch visits the training rows: rows (a fresh random "
    "permutation of the rows) or blocks[:B] (B consecutive stored rows at a time, default 128, "
    "the blocks in a fresh random order, rows stored in a random order drawn from --seed at "

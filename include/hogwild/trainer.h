@@ -130,6 +130,11 @@ struct TrainConfig {
   int replicate = kReplicateAuto;
   /// The --replicate value that means "decide from the run" (the default).
   static constexpr int kReplicateAuto = -1;
+  /// --hot-features (linear models, with replicas): replicate only this many features, those
+  /// the most training rows hold, and write every other feature straight to the shared
+  /// parameters; a merge then costs this many weights, not the whole model. 0 = replicate
+  /// every feature.
+  std::size_t hot_features = 0;
   /// `auto` keeps the delay replicas add, merge interval x (workers - 1) updates of the others,
   /// within this many updates (chosen by measurement, docs/benchmarks.md) ...
   static constexpr int kAutoStalenessBudget = 2048;

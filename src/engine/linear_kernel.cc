@@ -18,6 +18,7 @@
 #include "engine/coherence_probe.h"
 #include "engine/delay_layer.h"
 #include "engine/driver.h"
+#include "engine/hot_rows.h"
 #include "engine/landings.h"
 #include "engine/minibatch.h"
 #include "engine/rng.h"
@@ -242,9 +243,12 @@ class Engine {
  public:
   Engine(ParamStore& store, const Dataset& data, const float* y, const float* shrink,
          const TrainConfig& config, std::span<WorkerState> states, detail::GlobalSteps* global,
-         detail::Landings* landings)
+         detail::Landings* landings, const detail::HotRows* hot)
       : store_(store),
         data_(data),
+        hot_(hot),
+        row_indices_(hot ? hot->indices.data() : data.indices.data()),
+        row_values_(hot ? hot->values.data() : data.values.data()),
         y_(y),
         shrink_(shrink),
         workers_(static_cast<std::size_t>(config.workers())),
@@ -310,10 +314,11 @@ class Engine {
         plain = 1;
       } else {
         const std::size_t end = pos + static_cast<std::size_t>(plain);
-        const std::uint64_t updates = replicated ? plain_loop<kOnReplica>(s, rows, pos, end, len)
-                                      : s.staleness_probe.publishes()
-                                          ? plain_loop<kPublishing>(s, rows, pos, end, len)
-                                          : plain_loop<kShared>(s, rows, pos, end, len);
+        const std::uint64_t updates =
+            replicated                      ? (hot_ ? hot_loop(s, rows, pos, end, len)
+                                                    : plain_loop<kOnReplica>(s, rows, pos, end, len))
+            : s.staleness_probe.publishes() ? plain_loop<kPublishing>(s, rows, pos, end, len)
+                                            : plain_loop<kShared>(s, rows, pos, end, len);
         if (s.staleness_probe.on()) s.staleness_probe.skip(plain);
         if (coherence_) s.coherence.skip(updates);
       }
@@ -331,7 +336,7 @@ class Engine {
     const bool measured = s.staleness_probe.tick();
     float* w = s.replica.data();
     const auto row = data_.row(r);
-    const float m = margin<Private>(w, row);
+    const float m = hot_ ? hot_margin(w, r) : margin<Private>(w, row);
     const float g = Loss::derivative(m, y_[r]);
     if constexpr (!kRegularised) {
       if (g == 0.0f) return;
@@ -339,7 +344,11 @@ class Engine {
     const float coef = -eta_ * g;
     ++s.stats.computed;
     if (coherence_) track_coherence(s, r, coef, pos, len);
-    replica_apply(w, row, coef);
+    if (hot_) {
+      hot_apply(w, r, coef);
+    } else {
+      replica_apply(w, row, coef);
+    }
     ++s.unmerged;
     if (measured) ++s.unmerged_measured;
   }
@@ -353,13 +362,17 @@ class Engine {
     }
   }
 
-  // Reads the shared store into the replica and its base.
+  // Reads the shared store into the replica and its base (the hot features' slots alone, with
+  // --hot-features).
   void refresh_replica(WorkerState& s) {
     const float* shared = store_.data();
-    const std::size_t dim = store_.size();
-    s.replica.resize(dim);
-    s.replica_base.resize(dim);
-    for (std::size_t j = 0; j < dim; ++j) s.replica[j] = s.replica_base[j] = P::load(shared[j]);
+    const std::size_t size = hot_ ? hot_->features.size() : store_.size();
+    s.replica.resize(size);
+    s.replica_base.resize(size);
+    for (std::size_t i = 0; i < size; ++i) {
+      const std::size_t j = hot_ ? hot_->features[i] : i;
+      s.replica[i] = s.replica_base[i] = P::load(shared[j]);
+    }
     s.replica_fresh = true;
     s.since_merge = 0;
     if (s.staleness_probe.on()) s.refresh = s.staleness_probe.read();
@@ -453,14 +466,98 @@ class Engine {
   }
 #endif
 
+  // merge_blocks for replicas of the hot features: slot i holds feature features[i], so the
+  // shared lines a merge touches are those of the hot features alone.
+  void merge_hot(float* replica, float* base) {
+    float* shared = store_.data();
+    const std::uint32_t* features = hot_->features.data();
+    for (std::size_t i = 0; i < hot_->features.size(); ++i) {
+      const std::size_t j = features[i];
+      const float delta = replica[i] - base[i];
+      if (delta == 0.0f) {
+        replica[i] = base[i] = P::load(shared[j]);
+      } else if constexpr (std::is_same_v<P, RacyPolicy>) {
+        const float v = detail::relaxed_load(shared[j]) + delta;
+        detail::relaxed_store(shared[j], v);
+        replica[i] = base[i] = v;
+      } else {
+        P::dense_update(store_, j, 1, [&](float old, std::size_t) {
+          const float v = old + delta;
+          replica[i] = base[i] = v;
+          return v;
+        });
+      }
+    }
+  }
+
+  // Row r in the hot layout: its shared (cold) features, then its hot ones by replica slot.
+  struct HotParts {
+    SparseRow cold;
+    SparseRow hot;
+  };
+  [[gnu::always_inline]] inline HotParts hot_parts(std::uint32_t r) const {
+    const std::uint64_t begin = data_.row_offsets[r];
+    const std::size_t n = data_.row_offsets[r + 1] - begin;
+    const std::size_t cold = hot_->cold_count[r];
+    const std::uint32_t* idx = hot_->indices.data() + begin;
+    const float* val = hot_->values.data() + begin;
+    return {{{idx, cold}, {val, cold}}, {{idx + cold, n - cold}, {val + cold, n - cold}}};
+  }
+
+  // The margin of row r with its cold weights read from the shared store and its hot ones
+  // from the worker's replica.
+  [[gnu::always_inline]] inline float hot_margin(const float* replica, std::uint32_t r) const {
+    const HotParts row = hot_parts(r);
+    return margin<P>(store_.data(), row.cold) + margin<Private>(replica, row.hot);
+  }
+
+  // Applies coef x row r: the cold part to the shared store under the policy, the hot part to
+  // the replica.
+  [[gnu::always_inline]] inline void hot_apply(float* replica, std::uint32_t r, float coef) {
+    const HotParts row = hot_parts(r);
+    apply_sparse(row.cold, coef);
+    const std::uint32_t* slots = row.hot.indices.data();
+    const float* values = row.hot.values.data();
+    for (std::size_t k = 0; k < row.hot.indices.size(); ++k) {
+      float v = replica[slots[k]] + coef * values[k];
+      if constexpr (kRegularised) v *= shrink_[hot_->features[slots[k]]];
+      replica[slots[k]] = v;
+    }
+  }
+
+  // The plain loop on replicas of the hot features; its updates count as unmerged until the
+  // next merge, as on a whole replica.
+  std::uint64_t hot_loop(WorkerState& s, const std::uint32_t* rows, std::size_t first,
+                         std::size_t last, std::size_t ahead_end) {
+    float* replica = s.replica.data();
+    std::uint64_t updates = 0;
+    for (std::size_t pos = first; pos < last; ++pos) {
+      const std::uint32_t r = rows[pos];
+      prefetch_ahead(rows, pos, ahead_end);
+      const float g = Loss::derivative(hot_margin(replica, r), y_[r]);
+      if constexpr (!kRegularised) {
+        if (g == 0.0f) continue;
+      }
+      hot_apply(replica, r, -eta_ * g);
+      ++updates;
+    }
+    s.stats.samples += last - first;
+    s.stats.computed += updates;
+    s.unmerged += updates;
+    return updates;
+  }
+
   // Adds the replica's changes (replica - base) to the shared store, writing only what changed
   // so untouched cache lines stay where they are, and re-reads the shared store into the
   // replica in the same pass; counts the replica's updates as applied.
   void merge_replica(WorkerState& s) {
-    const std::size_t dim = s.replica.size();
     float* replica = s.replica.data();
     float* base = s.replica_base.data();
-    merge_blocks(replica, base, dim);
+    if (hot_) {
+      merge_hot(replica, base);
+    } else {
+      merge_blocks(replica, base, s.replica.size());
+    }
     if (s.staleness_probe.on()) {
       // The pass also re-read the shared store: the replica's next updates are read now. As
       // for single updates, the record comes before the count it publishes.
@@ -701,8 +798,8 @@ class Engine {
         __builtin_prefetch(reinterpret_cast<const void*>(a));
       }
     };
-    lines(data_.indices.data() + begin, data_.indices.data() + end);
-    lines(data_.values.data() + begin, data_.values.data() + end);
+    lines(row_indices_ + begin, row_indices_ + end);
+    lines(row_values_ + begin, row_values_ + end);
   }
 
   using Reading = detail::StalenessProbe::Reading;
@@ -724,7 +821,11 @@ class Engine {
   }
 
   [[gnu::always_inline]] inline void apply_row(std::uint32_t r, float coef) {
-    const auto row = data_.row(r);
+    apply_sparse(data_.row(r), coef);
+  }
+
+  // Adds coef x row to the shared store under the policy.
+  [[gnu::always_inline]] inline void apply_sparse(const SparseRow& row, float coef) {
     const float* values = row.values.data();
     [[maybe_unused]] const std::uint32_t* indices = row.indices.data();
     [[maybe_unused]] const float* shrink = shrink_;
@@ -816,6 +917,10 @@ class Engine {
 
   ParamStore& store_;
   const Dataset& data_;
+  const detail::HotRows* hot_;  // --hot-features: the rows laid out for them; null otherwise
+  // The nonzeros the loops read (the data's, or the hot layout's), for prefetching.
+  const std::uint32_t* row_indices_;
+  const float* row_values_;
   const float* y_;
   const float* shrink_;
   float eta_ = 0;
@@ -853,6 +958,7 @@ struct LinearRun {
   tbb::task_arena& arena;
   std::optional<detail::GlobalSteps> global_steps;  // --delay-unit global
   std::optional<detail::Landings> landings{};       // --write-latency
+  std::optional<detail::HotRows> hot{};             // --hot-features
 };
 
 // The linear kernel: the Engine's loops behind the driver's interface, for one policy, loss and
@@ -865,7 +971,7 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
       : run_(run),
         engine_(run.store, run.train_data, run.y_train.data(), run.shrink.data(), run.config,
                 run.states, run.global_steps ? &*run.global_steps : nullptr,
-                run.landings ? &*run.landings : nullptr) {}
+                run.landings ? &*run.landings : nullptr, run.hot ? &*run.hot : nullptr) {}
 
   void begin_epoch(int epoch) override {
     eta_ = step_of(epoch, false);
@@ -1022,8 +1128,18 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
     }
   }
   if (config.write_latency_ns > 0) run.landings.emplace(config.write_latency_ns);
+  std::vector<std::uint32_t> counts;
+  if (*config.l2 > 0 || config.hot_features > 0) counts = feature_counts(train_data);
+  if (config.replicate > 0 && config.hot_features > 0) {
+    arena.execute([&] {
+      run.hot.emplace(
+          detail::hot_rows(train_data, detail::hottest_features(counts, config.hot_features)));
+    });
+    report.config.hot_features = run.hot->features.size();
+  } else {
+    report.config.hot_features = 0;
+  }
   if (*config.l2 > 0) {
-    const auto counts = feature_counts(train_data);
     run.reg_scale.assign(dim, 0.0f);
     for (std::size_t j = 0; j < counts.size(); ++j) {
       if (counts[j] > 0) run.reg_scale[j] = static_cast<float>(static_cast<double>(n) / counts[j]);

@@ -181,6 +181,13 @@ void validate_model(const TrainConfig& c) {
   if (r > 0 && !is_linear(c.model)) {
     fail("replicate", "off or auto for softmax, mlp and mf", r);
   }
+  if (c.hot_features > 0 && !is_linear(c.model)) {
+    fail("hot-features", "0 for softmax, mlp and mf", c.hot_features);
+  }
+  if (c.hot_features > 0 && r == 0) {
+    fail("hot-features", "0 with --replicate off (it chooses what the replicas hold)",
+         c.hot_features);
+  }
   if (r > 0 && !replicas_apply(c)) {
     throw InputError(
         "--replicate: expected off or auto with --delay, --simulate, --bounded-staleness, "
@@ -298,7 +305,8 @@ TrainConfig TrainConfig::resolved() const {
 int TrainConfig::resolved_replicate(std::size_t dim, double heaviest_share) const {
   if (replicate == kReplicateAuto) {
     const int real = workers();
-    if (!replicas_apply(*this) || real < 2 || dim > kAutoReplicateMaxFloats ||
+    const std::size_t replicated = hot_features > 0 ? std::min(dim, hot_features) : dim;
+    if (!replicas_apply(*this) || real < 2 || replicated > kAutoReplicateMaxFloats ||
         heaviest_share > kAutoReplicateMaxShare) {
       return 0;
     }

@@ -98,6 +98,8 @@ ordered_json linear_config_json(const TrainConfig& c) {
   json["order"] = c.block_rows > 0 ? fmt::format("blocks:{}", c.block_rows) : "rows";
   // Samples between replica merges as the run resolved it; 0 = no replicas.
   json["replicate"] = c.replicate;
+  // Features the replicas hold, when only the hot ones (--hot-features); absent for all.
+  if (c.replicate > 0 && c.hot_features > 0) json["hot_features"] = c.hot_features;
   return json;
 }
 

@@ -1,0 +1,55 @@
+#include "hot_rows.h"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace hogwild::detail {
+
+std::vector<std::uint32_t> hottest_features(std::span<const std::uint32_t> counts, std::size_t k) {
+  std::vector<std::uint32_t> held;
+  for (std::size_t j = 0; j < counts.size(); ++j) {
+    if (counts[j] > 0) held.push_back(static_cast<std::uint32_t>(j));
+  }
+  k = std::min(k, held.size());
+  const auto hotter = [&](std::uint32_t a, std::uint32_t b) {
+    return counts[a] != counts[b] ? counts[a] > counts[b] : a < b;
+  };
+  std::nth_element(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(k), held.end(), hotter);
+  held.resize(k);
+  std::sort(held.begin(), held.end());
+  return held;
+}
+
+HotRows hot_rows(const Dataset& data, std::vector<std::uint32_t> hot) {
+  constexpr std::uint32_t kCold = ~std::uint32_t{0};
+  std::vector<std::uint32_t> slot_of(data.num_features, kCold);
+  for (std::size_t s = 0; s < hot.size(); ++s) slot_of[hot[s]] = static_cast<std::uint32_t>(s);
+  HotRows out;
+  out.features = std::move(hot);
+  out.indices.resize(data.indices.size());
+  out.values.resize(data.values.size());
+  out.cold_count.resize(data.rows());
+  tbb::parallel_for(std::size_t{0}, data.rows(), [&](std::size_t r) {
+    const std::uint64_t begin = data.row_offsets[r];
+    const std::uint64_t end = data.row_offsets[r + 1];
+    // Cold nonzeros fill the row from the front, hot ones from the back (in the same order
+    // as stored, so both parts keep increasing indices).
+    std::uint64_t front = begin;
+    std::uint64_t hot_count = 0;
+    for (std::uint64_t k = begin; k < end; ++k) hot_count += slot_of[data.indices[k]] != kCold;
+    std::uint64_t back = end - hot_count;
+    out.cold_count[r] = static_cast<std::uint32_t>(end - begin - hot_count);
+    for (std::uint64_t k = begin; k < end; ++k) {
+      const std::uint32_t j = data.indices[k];
+      const std::uint32_t slot = slot_of[j];
+      const std::uint64_t at = slot == kCold ? front++ : back++;
+      out.indices[at] = slot == kCold ? j : slot;
+      out.values[at] = data.values[k];
+    }
+  });
+  return out;
+}
+
+}  // namespace hogwild::detail

@@ -1,0 +1,32 @@
+#pragma once
+
+// The training rows laid out for replicas of the hot features only (--hot-features): each
+// worker keeps private copies of the features most rows hold, merged into the shared model
+// every --replicate samples, and writes every other feature straight to the shared model.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "hogwild/dataset.h"
+
+namespace hogwild::detail {
+
+/// The rows of a data set with each row's shared (cold) features first, by feature index, then
+/// its hot ones, each given as its slot in the replicas. Offsets are the data set's own.
+struct HotRows {
+  std::vector<std::uint32_t> features;    ///< slot -> feature index, in index order
+  std::vector<std::uint32_t> indices;     ///< per nonzero: a feature index (cold) or a slot (hot)
+  std::vector<float> values;              ///< per nonzero, in the order of `indices`
+  std::vector<std::uint32_t> cold_count;  ///< per row: how many of its nonzeros come first, cold
+};
+
+/// The `k` features held by the most rows (ties to the lower index; features no row holds are
+/// never chosen), in index order.
+std::vector<std::uint32_t> hottest_features(std::span<const std::uint32_t> counts, std::size_t k);
+
+/// The rows of `data` laid out for replicas of `hot` (sorted feature indices).
+HotRows hot_rows(const Dataset& data, std::vector<std::uint32_t> hot);
+
+}  // namespace hogwild::detail
