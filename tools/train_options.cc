@@ -164,6 +164,14 @@ std::size_t parse_order(const std::string& text) {
       "--order: expected rows, blocks or blocks:B with B in [1, 16777216], found '{}'", text));
 }
 
+// --hot-features: a count of features, 0 for all.
+std::size_t parse_hot_features(const std::string& text) {
+  if (const auto k = count_in(text, 0, TC::kMaxHotFeatures)) return *k;
+  throw InputError(
+      fmt::format("--hot-features: expected a count of features in [0, {}], found '{}'",
+                  TC::kMaxHotFeatures, text));
+}
+
 // --hidden 256,128 -> {256, 128}.
 std::vector<std::size_t> parse_hidden(const std::string& text) {
   std::vector<std::size_t> widths;
@@ -318,7 +326,9 @@ const TrainOption kTable[] = {
   {"--hot-features", "hot_features", kLinearOnly, "with replicas: replicate only the K features "
    "the most training rows hold (a CTR model's frequent categories, where workers collide) and "
    "write the others straight to the shared model, so a merge costs K weights instead of the "
-   "whole model (0 = replicate every feature)", cfg<&TC::hot_features>},
+   "whole model (0 = replicate every feature)", arg<&A::hot_features>, [](A& a, TC& c) {
+     c.hot_features = parse_hot_features(a.hot_features);
+   }},
   {"--order", "order", 0, "the order each epoch visits the training rows: rows (a fresh random "
    "permutation of the rows) or blocks[:B] (B consecutive stored rows at a time, default 128, "
    "the blocks in a fresh random order, rows stored in a random order drawn from --seed at "

@@ -34,6 +34,7 @@ struct TrainArgs {
   /// --format, --hidden, --optimizer and --step-schedule.
   std::string format = "libsvm", hidden = "256", optimizer = "sgd", step_schedule = "epoch";
   std::string zero_based = "auto";                            ///< --zero-based
+  std::string hot_features = "0";                             ///< --hot-features
   hogwild::IndexBase index_base = hogwild::IndexBase::kAuto;  ///< from --zero-based
   std::string step = "auto";                                  ///< --step: a number or auto
   std::string clock = "rounds", sample_cost = "1us";          ///< --clock, --sample-cost

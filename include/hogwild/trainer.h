@@ -135,6 +135,8 @@ struct TrainConfig {
   /// parameters; a merge then costs this many weights, not the whole model. 0 = replicate
   /// every feature.
   std::size_t hot_features = 0;
+  /// Largest --hot-features (a feature index is 32 bits).
+  static constexpr std::size_t kMaxHotFeatures = std::size_t{1} << 31;
   /// `auto` keeps the delay replicas add, merge interval x (workers - 1) updates of the others,
   /// within this many updates (chosen by measurement, docs/benchmarks.md) ...
   static constexpr int kAutoStalenessBudget = 2048;

@@ -181,6 +181,11 @@ void validate_model(const TrainConfig& c) {
   if (r > 0 && !is_linear(c.model)) {
     fail("replicate", "off or auto for softmax, mlp and mf", r);
   }
+  if (c.hot_features > TrainConfig::kMaxHotFeatures) {
+    fail("hot-features",
+         fmt::format("a count of features in [0, {}]", TrainConfig::kMaxHotFeatures),
+         c.hot_features);
+  }
   if (c.hot_features > 0 && !is_linear(c.model)) {
     fail("hot-features", "0 for softmax, mlp and mf", c.hot_features);
   }
