@@ -210,11 +210,14 @@ Dataset joined(const std::vector<Dataset>& parts) {
 TEST_CASE("a file's parts hold every row once, in order, plain or compressed") {
   const std::string text = libsvm_text();
   const Dataset whole = parse_libsvm(text, "whole");
+  // A compressed file's every part inflates the stream from its start: fewer counts there
+  // (ThreadSanitizer's time), the same boundaries code.
+  const std::vector<int> plain_counts{1, 2, 3, 5, 7, 64}, gzip_counts{1, 2, 7};
   for (const auto& file :
        {std::pair<std::string, std::string>{"plain", text}, {"gzip", gzip(text)}}) {
     const auto& [name, bytes] = file;
     const fs::path path = write("parts_" + name + ".svm", bytes);
-    for (const int count : {1, 2, 3, 5, 7, 64}) {
+    for (const int count : name == "plain" ? plain_counts : gzip_counts) {
       CAPTURE(file.first);
       CAPTURE(count);
       std::vector<Dataset> parts;

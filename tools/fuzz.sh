@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (in the asan preset: clang, ASan + UBSan, the library built with
-# -fsanitize=fuzzer-no-link) and runs each one for SECONDS (default 60), starting from its seed
-# corpus tests/fuzz/corpus/NAME/ and dictionary tests/fuzz/NAME.dict. Inputs it finds go to
-# build/asan/fuzz/corpus/NAME/ (kept between runs); a crash or contract violation stops with a
+# Builds the libFuzzer targets (in the asan preset: clang, ASan + UBSan, the library's readers
+# built with -fsanitize=fuzzer-no-link) and runs each one for SECONDS (default 60), starting from
+# its seed corpus tests/fuzz/corpus/NAME/ and dictionary tests/fuzz/NAME.dict. Inputs it finds go
+# to build/asan/fuzz/corpus/NAME/ (kept between runs); a crash or contract violation stops with a
 # non-zero exit and its input saved under build/asan/fuzz/artifacts/NAME/. Add such an input to
 # tests/test_fuzz_regressions.cc once fixed.
 #
