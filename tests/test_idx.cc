@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -73,11 +74,49 @@ TEST_CASE("IDX images and labels read the same from plain and gzip files") {
     CHECK(data.cols == 4);
     CHECK(data.shape == std::vector<std::size_t>{2, 2});
     CHECK(data.labels == std::vector<std::int32_t>{7, 0, 7});
-    CHECK(data.features[0] == 0.0f);
-    CHECK(data.features[1] == 1.0f);
-    CHECK(data.features[2] == doctest::Approx(0.2));
-    CHECK(data.row(2)[3] == doctest::Approx(4.0 / 255));
+    // The pixels are kept as bytes, a quarter of the memory of floats.
+    CHECK(data.stored_as_bytes());
+    CHECK(data.bytes_per_value() == 1);
+    CHECK(data.features.empty());
+    CHECK(data.bytes == kPixels);
+    std::vector<float> values(12);
+    data.copy_rows(0, 3, values.data());
+    CHECK(values[0] == 0.0f);
+    CHECK(values[1] == 1.0f);
+    CHECK(values[2] == doctest::Approx(0.2));
+    std::vector<float> last(4);
+    data.copy_row(2, last.data());
+    CHECK(last[3] == doctest::Approx(4.0 / 255));
+    CHECK(std::equal(last.begin(), last.end(), values.begin() + 8));
   }
+}
+
+TEST_CASE("pixels stored as bytes read as the floats they stand for, reordered or cut") {
+  const auto images = write_plain("order-images-idx3-ubyte", idx_bytes({3, 2, 2}, kPixels));
+  write_plain("order-labels-idx1-ubyte", idx_bytes({3}, kLabels));
+  const DenseDataset bytes = read_idx(images);
+  // The floats read_idx held before it kept the bytes: each pixel times 1/255 in float.
+  DenseDataset floats = bytes;
+  floats.bytes.clear();
+  for (const auto p : kPixels) floats.features.push_back(static_cast<float>(p) * (1.0f / 255.0f));
+  REQUIRE_FALSE(floats.stored_as_bytes());
+  const auto rows_of = [](const DenseDataset& d) {
+    std::vector<float> v(d.rows() * d.cols);
+    d.copy_rows(0, d.rows(), v.data());
+    return v;
+  };
+  CHECK(rows_of(bytes) == rows_of(floats));
+  DenseDataset shuffled_bytes = bytes, shuffled_floats = floats;
+  shuffle_rows(shuffled_bytes, 7);
+  shuffle_rows(shuffled_floats, 7);
+  CHECK(shuffled_bytes.stored_as_bytes());
+  CHECK(shuffled_bytes.labels == shuffled_floats.labels);
+  CHECK(rows_of(shuffled_bytes) == rows_of(shuffled_floats));
+  DenseDataset cut = bytes;
+  cut.truncate(2);
+  CHECK(cut.bytes.size() == 8);
+  const std::vector<float> all = rows_of(floats);
+  CHECK(rows_of(cut) == std::vector<float>(all.begin(), all.begin() + 8));
 }
 
 TEST_CASE("labels are found by the standard names, compressed or not") {

@@ -234,7 +234,9 @@ DenseDataset sorted_blobs(std::size_t rows, std::size_t cols, std::size_t classe
 std::vector<std::pair<std::int32_t, std::vector<float>>> examples(const DenseDataset& d) {
   std::vector<std::pair<std::int32_t, std::vector<float>>> all;
   for (std::size_t i = 0; i < d.rows(); ++i) {
-    all.emplace_back(d.labels[i], std::vector<float>(d.row(i).begin(), d.row(i).end()));
+    std::vector<float> row(d.cols);
+    d.copy_row(i, row.data());
+    all.emplace_back(d.labels[i], std::move(row));
   }
   std::sort(all.begin(), all.end());
   return all;

@@ -444,7 +444,9 @@ TEST_CASE("model trainer: a mean time window on one thread is the serial full-wi
             } else {
               softmax_step(w, dim, classes, data.labels, part, eta, [&](std::uint32_t i) {
                 std::vector<std::pair<std::size_t, double>> pairs;
-                for (std::size_t j = 0; j < d; ++j) pairs.emplace_back(j, data.row(i)[j]);
+                std::vector<float> row(d);
+                data.copy_row(i, row.data());
+                for (std::size_t j = 0; j < d; ++j) pairs.emplace_back(j, row[j]);
                 return pairs;
               });
             }

@@ -160,7 +160,7 @@ int run_predict(const PredictOptions& o) {
       p = hogwild::predict(model, data, true);
       rows = data.rows();
     } else {
-      const auto images = hogwild::read_idx_array(o.data);
+      auto images = hogwild::read_idx_array(o.data);
       if (images.shape.size() < 2 || images.shape[0] == 0) {
         throw hogwild::InputError(fmt::format(
             "{}: expected images with at least 2 dimensions and one image, found {} dimensions",
@@ -169,10 +169,7 @@ int run_predict(const PredictOptions& o) {
       hogwild::DenseDataset data;
       data.source = o.data;
       data.cols = images.data.size() / images.shape[0];
-      data.features.resize(images.data.size());
-      for (std::size_t i = 0; i < images.data.size(); ++i) {
-        data.features[i] = images.data[i] * (1.0f / 255.0f);
-      }
+      data.bytes = std::move(images.data);
       data.labels.assign(images.shape[0], 0);
       p = hogwild::predict(model, data, false);
       rows = data.rows();

@@ -331,7 +331,8 @@ std::string describe(Plan& p, const Data& train, const Data* test, const Process
 std::string describe(Plan& p, const hogwild::DenseDataset& train,
                      const hogwild::DenseDataset* test) {
   p.cause = fmt::format("{} features and {} classes", train.cols, p.checkpoint.classes);
-  return fmt::format("data: {} images x {} pixels{}\n", train.rows(), train.cols,
+  return fmt::format("data: {} images x {} pixels, {} in memory{}\n", train.rows(), train.cols,
+                     train.stored_as_bytes() ? "one byte each" : "as floats",
                      test ? fmt::format("; test: {} images", test->rows()) : "");
 }
 

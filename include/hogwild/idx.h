@@ -34,8 +34,9 @@ IdxArray parse_idx_array(std::string_view bytes, std::string_view name);
 std::optional<std::filesystem::path> find_idx_labels(const std::filesystem::path& images);
 
 /// Reads IDX images (N x rows x cols bytes, or any N x ... shape) and their labels (N bytes)
-/// into a dense dataset with pixels scaled to [0, 1]. When `labels` is empty the labels file
-/// is looked up beside the images (find_idx_labels); InputError says so when it is missing.
+/// into a dense dataset that keeps the pixel bytes (read back as pixel / 255, in [0, 1]). When
+/// `labels` is empty the labels file is looked up beside the images (find_idx_labels);
+/// InputError says so when it is missing.
 DenseDataset read_idx(const std::filesystem::path& images,
                       const std::filesystem::path& labels = {});
 

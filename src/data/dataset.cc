@@ -58,10 +58,17 @@ std::vector<std::size_t> storage_order(std::size_t n, std::uint64_t seed) {
 
 void shuffle_rows(DenseDataset& data, std::uint64_t seed) {
   DenseDataset shuffled = data;
-  for (std::size_t i = 0; const std::size_t r : storage_order(data.rows(), seed)) {
-    std::copy_n(data.features.begin() + static_cast<std::ptrdiff_t>(r * data.cols), data.cols,
-                shuffled.features.begin() + static_cast<std::ptrdiff_t>(i * data.cols));
-    shuffled.labels[i++] = data.labels[r];
+  const auto move_rows = [&](const auto& from, auto& to) {
+    for (std::size_t i = 0; const std::size_t r : storage_order(data.rows(), seed)) {
+      std::copy_n(from.begin() + static_cast<std::ptrdiff_t>(r * data.cols), data.cols,
+                  to.begin() + static_cast<std::ptrdiff_t>(i * data.cols));
+      shuffled.labels[i++] = data.labels[r];
+    }
+  };
+  if (data.stored_as_bytes()) {
+    move_rows(data.bytes, shuffled.bytes);
+  } else {
+    move_rows(data.features, shuffled.features);
   }
   data = std::move(shuffled);
 }

@@ -119,7 +119,7 @@ DenseDataset read_idx(const std::filesystem::path& images, const std::filesystem
     }
     labels_path = *found;
   }
-  const IdxArray x = read_idx_array(images);
+  IdxArray x = read_idx_array(images);
   const IdxArray y = read_idx_array(labels_path);
   if (x.shape.size() < 2) {
     throw InputError(
@@ -141,9 +141,7 @@ DenseDataset read_idx(const std::filesystem::path& images, const std::filesystem
   data.source = images.string();
   data.shape.assign(x.shape.begin() + 1, x.shape.end());
   data.cols = x.data.size() / x.shape[0];
-  data.features.resize(x.data.size());
-  constexpr float kScale = 1.0f / 255.0f;
-  for (std::size_t i = 0; i < x.data.size(); ++i) data.features[i] = x.data[i] * kScale;
+  data.bytes = std::move(x.data);  // the pixels as they are: byte_scale makes them [0, 1]
   data.labels.assign(y.data.begin(), y.data.end());
   return data;
 }

@@ -22,11 +22,20 @@ DenseDataset subset(const DenseDataset& data, std::span<const std::size_t> rows)
   out.cols = data.cols;
   out.shape = data.shape;
   out.source = data.source;
-  for (const auto r : rows) {
-    const auto row = data.row(r);
-    out.features.insert(out.features.end(), row.begin(), row.end());
-    out.labels.push_back(data.labels[r]);
+  out.byte_scale = data.byte_scale;
+  const auto copy = [&](const auto& from, auto& to) {
+    to.reserve(rows.size() * data.cols);
+    for (const auto r : rows) {
+      const auto row = from.begin() + static_cast<std::ptrdiff_t>(r * data.cols);
+      to.insert(to.end(), row, row + static_cast<std::ptrdiff_t>(data.cols));
+    }
+  };
+  if (data.stored_as_bytes()) {
+    copy(data.bytes, out.bytes);
+  } else {
+    copy(data.features, out.features);
   }
+  for (const auto r : rows) out.labels.push_back(data.labels[r]);
   return out;
 }
 

@@ -67,9 +67,8 @@ class Mlp final : public Model {
                   float* grad, Workspace* workspace) const override {
     auto& ws = *static_cast<MlpWorkspace*>(workspace);
     const auto b = static_cast<Eigen::Index>(batch.size());
-    const auto d = static_cast<Eigen::Index>(width_[0]);
     for (Eigen::Index i = 0; i < b; ++i) {
-      ws.a[0].col(i) = Eigen::Map<const Eigen::VectorXf>(data.dense().row(batch[i]).data(), d);
+      data.dense().copy_row(batch[i], ws.a[0].col(i).data());
     }
     forward(w.values, ws.a, b);
     auto z = ws.a[layers()].leftCols(b);
@@ -106,8 +105,7 @@ class Mlp final : public Model {
     const auto b = static_cast<Eigen::Index>(end - begin);
     std::vector<Matrix> a;
     for (const auto n : width_) a.emplace_back(static_cast<Eigen::Index>(n), b);
-    a[0] = ConstMapMatrix(data.dense().features.data() + begin * width_[0],
-                          static_cast<Eigen::Index>(width_[0]), b);
+    data.dense().copy_rows(begin, end, a[0].data());
     forward(w, a, b);
     Eigen::Map<Eigen::MatrixXd>(out, a.back().rows(), b) = a.back().cast<double>();
   }

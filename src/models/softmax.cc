@@ -128,7 +128,7 @@ class DenseSoftmax final : public Model {
     const auto d = static_cast<Eigen::Index>(d_);
     const auto k = static_cast<Eigen::Index>(k_);
     for (Eigen::Index i = 0; i < b; ++i) {
-      ws.x.col(i) = Eigen::Map<const Eigen::VectorXf>(data.dense().row(batch[i]).data(), d);
+      data.dense().copy_row(batch[i], ws.x.col(i).data());
     }
     const Eigen::Map<const Eigen::MatrixXf> weights(w.values, k, d);
     const Eigen::Map<const Eigen::VectorXf> bias(w.values + d_ * k_, k);
@@ -157,9 +157,16 @@ class DenseSoftmax final : public Model {
     const auto k = static_cast<Eigen::Index>(k_);
     const Eigen::Map<const Eigen::MatrixXf> weights(w, k, d);
     const Eigen::Map<const Eigen::VectorXf> bias(w + d_ * k_, k);
-    const Eigen::Map<const Eigen::MatrixXf> x(data.dense().features.data() + begin * d_, d,
-                                              static_cast<Eigen::Index>(end - begin));
-    Eigen::MatrixXf z = weights * x;
+    const DenseDataset& rows = data.dense();
+    const auto n = static_cast<Eigen::Index>(end - begin);
+    Eigen::MatrixXf z;
+    if (rows.stored_as_bytes()) {
+      Eigen::MatrixXf x(d, n);
+      rows.copy_rows(begin, end, x.data());
+      z = weights * x;
+    } else {
+      z = weights * Eigen::Map<const Eigen::MatrixXf>(rows.features.data() + begin * d_, d, n);
+    }
     z.colwise() += bias;
     Eigen::Map<Eigen::MatrixXd>(out, k, z.cols()) = z.cast<double>();
   }
