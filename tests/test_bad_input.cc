@@ -217,6 +217,11 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
        "--validation-fraction: expected a fraction in [0, 0.5] (0 = none), found 0.7"},
       {"--validation-fraction x", "--validation-fraction"},
       {"--seed abc", "--seed: expected a non-negative integer, found 'abc'"},
+      {"--seed -3", "--seed: expected a non-negative integer, found '-3'"},
+      {"--train-loss-sample -1",
+       "--train-loss-sample: expected a non-negative integer, found '-1'"},
+      {"--train-loss-sample 0.5", "--train-loss-sample: expected a non-negative integer"},
+      {"--limit -1", "--limit: expected a non-negative integer, found '-1'"},
       {"--epochs 99999999999999999999",
        "--epochs: expected an integer in [-2147483648, 2147483647], found "
        "'99999999999999999999'"},

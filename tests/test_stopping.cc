@@ -1,14 +1,17 @@
 // Stopping when converged (--patience, --tol): the run ends exactly where the rule, applied here
 // to the epochs of an uncapped run, says it does; a loss that never moves stops after `patience`
-// epochs; bad values are refused.
+// epochs; bad values are refused. What the run watches: held-out examples
+// (--validation-fraction) and a sample of the training examples (--train-loss-sample).
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <vector>
 
+#include "engine/train_loss_sample.h"
 #include "hogwild/checkpoint.h"
 #include "hogwild/error.h"
 #include "hogwild/predict.h"
+#include "hogwild/ratings.h"
 #include "hogwild/report.h"
 #include "hogwild/trainer.h"
 #include "test_support.h"
@@ -154,4 +157,89 @@ TEST_CASE("a validation fraction out of range, or holding out nothing, is refuse
   CHECK_THROWS_WITH_AS(train(config, problem.train, nullptr),
                        doctest::Contains("holds out at least one of the 50 training examples"),
                        InputError);
+}
+
+namespace {
+
+// The examples `rows` of `data`, copied here as a user would (not through the library's subset).
+Dataset rows_of(const Dataset& data, const std::vector<std::size_t>& rows) {
+  Dataset out;
+  for (const auto r : rows) {
+    const auto row = data.row(r);
+    out.append(row.indices, row.values, data.labels[r]);
+  }
+  out.num_features = data.num_features;
+  return out;
+}
+
+// The sample of `sample` of `n` examples, checked as a sample: sorted, distinct, in range.
+std::vector<std::size_t> checked_sample(std::size_t n, std::size_t sample, std::uint64_t seed) {
+  const auto rows = detail::train_loss_rows(n, sample, seed);
+  REQUIRE(rows.size() == sample);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    REQUIRE(rows[i] < n);
+    if (i > 0) REQUIRE(rows[i] > rows[i - 1]);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "train loss sample: the final weights' loss on the sampled examples; training unchanged") {
+  const auto problem = test::sparse_problem(3000, 400, 12, 24);
+  for (const bool softmax : {false, true}) {
+    CAPTURE(softmax);
+    auto config = serial(4);
+    if (softmax) config.model = SoftmaxModel{};
+    const auto all = train(config, problem.train, nullptr);
+    config.train_loss_sample = 400;
+    const auto sampled = train(config, problem.train, nullptr);
+    // Measuring fewer examples changes no update.
+    CHECK(sampled.weights == all.weights);
+    CHECK(to_json(sampled).find("\"train_loss_sample\": 400") != std::string::npos);
+    CHECK(to_json(all).find("train_loss_sample") == std::string::npos);
+    // The reported loss and accuracy are the final weights' on the 400 examples, predicted here.
+    Checkpoint model = checkpoint_for(config, problem.train, nullptr);
+    model.weights = sampled.weights;
+    const auto rows = checked_sample(3000, 400, config.seed);
+    const Predictions on_sample = predict(model, rows_of(problem.train, rows));
+    const auto& last = sampled.epochs.back().train;
+    CHECK(last.loss == doctest::Approx(*on_sample.loss).epsilon(1e-9));
+    CHECK(*last.accuracy == doctest::Approx(*on_sample.accuracy).epsilon(1e-12));
+    CHECK(last.loss != all.epochs.back().train.loss);
+    // A sample as large as the data measures all of it: the same figures to the last bit.
+    config.train_loss_sample = 3000;
+    const auto whole = train(config, problem.train, nullptr);
+    for (std::size_t e = 0; e < whole.epochs.size(); ++e) {
+      CHECK(whole.epochs[e].train.loss == all.epochs[e].train.loss);
+    }
+  }
+}
+
+TEST_CASE("train loss sample: ratings measured on the sampled ratings, the same for a seed") {
+  RatingsGeneratorConfig g;
+  g.users = 200;
+  g.items = 100;
+  g.density = 0.2;
+  g.seed = 25;
+  const auto problem = generate_ratings(g);
+  auto config = serial(3);
+  config.model = FactorisationModel{};
+  config.train_loss_sample = 500;
+  const auto report = train(config, problem.train, nullptr);
+  Checkpoint model = checkpoint_for(config, problem.train, nullptr);
+  model.weights = report.weights;
+  Ratings sample;
+  for (const auto r : checked_sample(problem.train.size(), 500, config.seed)) {
+    sample.append(problem.train.users[r], problem.train.items[r], problem.train.values[r]);
+  }
+  sample.num_users = problem.train.num_users;
+  sample.num_items = problem.train.num_items;
+  CHECK(*report.epochs.back().train.rmse ==
+        doctest::Approx(*predict(model, sample).rmse).epsilon(1e-9));
+  // Another seed draws other ratings.
+  CHECK(detail::train_loss_rows(problem.train.size(), 500, 2) !=
+        detail::train_loss_rows(problem.train.size(), 500, config.seed));
+  CHECK(detail::train_loss_rows(problem.train.size(), 0, 1).empty());
 }

@@ -31,6 +31,15 @@ CLI::Option* to(CLI::App& cmd, A& a, const TrainOption& self) {
     return cmd.add_flag(name, field, help);
   } else {
     auto* option = cmd.add_option(name, field, help);
+    // CLI11 reads "-1" into an unsigned field as its largest value (--limit -1: no limit).
+    if constexpr (std::is_unsigned_v<std::remove_cvref_t<decltype(field)>>) {
+      option->check(CLI::Validator(
+          [](const std::string& value) {
+            if (value.find('-') == std::string::npos) return std::string();
+            return fmt::format("expected a non-negative integer, found '{}'", value);
+          },
+          "", "non-negative"));
+    }
     if (self.flags & kModelDefault) return option->default_str("model's");
     return option->capture_default_str();
   }
@@ -246,6 +255,11 @@ const TrainOption kTable[] = {
   {"--validation-fraction", "validation_fraction", 0, "hold out this fraction of the training "
    "examples (a seeded random choice; at most 0.5), train on the rest and let --patience watch "
    "their loss instead of the training loss (0 = none)", cfg<&TC::validation_fraction>},
+  {"--train-loss-sample", "train_loss_sample", kFree, "measure the training loss after each "
+   "epoch on this many training examples (a seeded random choice) instead of all of them: on "
+   "large data a pass over every example costs about as much as an epoch of training; "
+   "--patience and the divergence check then watch the sample's loss (0 = all)",
+   cfg<&TC::train_loss_sample>},
   {"--delay", "delay", 0, "injected delay distribution: none, const:S, uniform:S (0..S), "
    "geometric:P[:CAP] (P(d=k) = P(1-P)^k), trace:FILE (one delay per line, cyclic); a delay d "
    "applies an update after d more of its worker's own steps", arg<&A::delay>,

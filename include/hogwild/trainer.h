@@ -77,6 +77,11 @@ struct TrainConfig {
   /// choice), train on the rest, evaluate the held-out part after every epoch and let
   /// --patience count its loss instead of the training loss; 0 = none, at most 0.5.
   double validation_fraction = 0;
+  /// --train-loss-sample N: measure the training loss (and accuracy) on a seeded random sample
+  /// of N training examples instead of all of them, so that the evaluation after each epoch
+  /// costs less than the epoch on large data; --patience and the divergence check then watch
+  /// the sample's loss. 0 = every example. With data parts across processes, N of each part.
+  std::size_t train_loss_sample = 0;
   /// Copy the final weights into Report::weights; false for runs that need only the figures
   /// (the step calibration's trials: the copy of a 20M-weight model was half of each trial).
   bool keep_weights = true;

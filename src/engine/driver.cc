@@ -230,7 +230,7 @@ class Driver {
   // With parts of the data: the evaluations of the whole, each part's weighed by its examples.
   EpochRecord summed(EpochRecord record) const {
     if (!part_) return record;
-    record.train = summed(record.train, config_.rows);
+    record.train = summed(record.train, config_.loss_rows);
     if (hooks_.held_out) record.validation = summed(*record.validation, hooks_.held_out_rows);
     return record;
   }

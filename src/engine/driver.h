@@ -2,6 +2,7 @@
 
 // The training driver: one loop over epochs, segments and workers for every model.
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -17,6 +18,7 @@ namespace hogwild::detail {
 /// How the driver runs the epochs; a run's config resolved to what the driver needs.
 struct DriverConfig {
   std::size_t rows = 0;        ///< training examples
+  std::size_t loss_rows = 0;   ///< the examples the training loss is measured on
   int epochs = 1;              ///< the last epoch to run
   std::uint64_t seed = 1;      ///< row order
   std::size_t block_rows = 0;  ///< 0: rows in a fresh permutation per epoch; B: runs of B rows
@@ -81,7 +83,9 @@ DriverResult drive(const DriverConfig& config, Kernel& kernel, const DriverHooks
 
 /// The driver's settings from a run's config, for `rows` examples and `workers` workers.
 inline DriverConfig driver_config(const TrainConfig& config, std::size_t rows, int workers) {
+  const std::size_t sample = config.train_loss_sample;
   return {.rows = rows,
+          .loss_rows = sample > 0 ? std::min(rows, sample) : rows,
           .epochs = config.epochs,
           .seed = config.seed,
           .block_rows = config.block_rows,

@@ -25,6 +25,8 @@
 #include "engine/rng.h"
 #include "engine/sampling.h"
 #include "engine/staleness_probe.h"
+#include "engine/subsets.h"
+#include "engine/train_loss_sample.h"
 #include "engine/virtual_clocks.h"
 #include "engine/window_clock.h"
 #include "engine/worker_stats.h"
@@ -1011,6 +1013,8 @@ struct LinearRun {
   std::optional<detail::GlobalSteps> global_steps;  // --delay-unit global
   std::optional<detail::Landings> landings{};       // --write-latency
   std::optional<detail::HotRows> hot{};             // --hot-features
+  std::optional<Dataset> loss_sample{};             // --train-loss-sample: the rows measured
+  std::vector<float> y_loss_sample{};               // and their labels
 };
 
 // The linear kernel: the Engine's loops behind the driver's interface, for one policy, loss and
@@ -1055,7 +1059,8 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   void land_until(std::int64_t now_ns) override { engine_.land_until(now_ns); }
   EpochRecord evaluate(bool with_test) override {
     EpochRecord result;
-    result.train = evaluated(run_.train_data, run_.y_train);
+    result.train = run_.loss_sample ? evaluated(*run_.loss_sample, run_.y_loss_sample)
+                                    : evaluated(run_.train_data, run_.y_train);
     if (run_.test_data && with_test) result.test = evaluated(*run_.test_data, run_.y_test);
     return result;
   }
@@ -1180,6 +1185,11 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
     }
   }
   if (config.write_latency_ns > 0) run.landings.emplace(config.write_latency_ns);
+  const auto loss_rows = detail::train_loss_rows(n, config.train_loss_sample, config.seed);
+  if (!loss_rows.empty()) {
+    run.loss_sample.emplace(detail::subset(train_data, loss_rows));
+    run.y_loss_sample = mapped_labels(*run.loss_sample, label_values, "training data");
+  }
   std::vector<std::uint32_t> counts;
   if (*config.l2 > 0 || config.hot_features > 0) counts = feature_counts(train_data);
   if (config.replicate > 0 && config.hot_features > 0) {

@@ -21,6 +21,7 @@
 #include "engine/rng.h"
 #include "engine/sampling.h"
 #include "engine/staleness_probe.h"
+#include "engine/train_loss_sample.h"
 #include "engine/virtual_clocks.h"
 #include "engine/window_clock.h"
 #include "engine/worker_stats.h"
@@ -560,6 +561,7 @@ struct ModelRun {
   tbb::task_arena arena;
   std::optional<detail::GlobalSteps> global_steps{};  // --delay-unit global
   std::optional<detail::Landings> landings{};         // --write-latency
+  std::optional<detail::ExamplesCopy> loss_sample{};  // --train-loss-sample: those measured
 };
 
 // The model kernel: windows over a Model, for one policy chosen once; on cache lines of its own,
@@ -592,7 +594,7 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   bool failed() const override { return stop_.load(std::memory_order_relaxed); }
   EpochRecord evaluate(bool with_test) override {
     EpochRecord result;
-    result.train = evaluated(run_.train);
+    result.train = evaluated(run_.loss_sample ? run_.loss_sample->examples() : run_.train);
     if (with_test && run_.test && run_.test->size() > 0) result.test = evaluated(*run_.test);
     return result;
   }
@@ -693,6 +695,8 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
   if (state.s1) run.state_buffers.push_back(state.s1.get());
   if (state.s2) run.state_buffers.push_back(state.s2.get());
   if (resume) restore(*resume, config, params, run.state_buffers, store);
+  const auto loss_rows = detail::train_loss_rows(n, config.train_loss_sample, config.seed);
+  if (!loss_rows.empty()) run.loss_sample.emplace(train, loss_rows);
   auto& workers = run.workers;
   const std::size_t width = model.row_width();
   const bool timed = config.schedule->kind == ScheduleSpec::Kind::kTime;

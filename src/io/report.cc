@@ -95,6 +95,7 @@ ordered_json linear_config_json(const TrainConfig& c) {
     json["tol"] = c.tol;
   }
   if (c.validation_fraction > 0) json["validation_fraction"] = c.validation_fraction;
+  if (c.train_loss_sample > 0) json["train_loss_sample"] = c.train_loss_sample;
   json["order"] = c.block_rows > 0 ? fmt::format("blocks:{}", c.block_rows) : "rows";
   // Samples between replica merges as the run resolved it; 0 = no replicas.
   json["replicate"] = c.replicate;
@@ -178,6 +179,7 @@ ordered_json model_config_json(const TrainConfig& c) {
     j["tol"] = c.tol;
   }
   if (c.validation_fraction > 0) j["validation_fraction"] = c.validation_fraction;
+  if (c.train_loss_sample > 0) j["train_loss_sample"] = c.train_loss_sample;
   return j;
 }
 
