@@ -652,6 +652,62 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   std::atomic<bool> stop_{false};  // a worker diverged
 };
 
+// Worker `worker`'s state: scratch sized for the schedule's largest window, its window clock,
+// delay line and probes, each seeded from the run's seed and the worker.
+std::unique_ptr<WorkerState> make_worker(const TrainConfig& config, const Model& model,
+                                         const Examples& train, int worker, const Callbacks& clocks,
+                                         std::span<detail::AppliedCounter> counters) {
+  const std::size_t params = model.num_params();
+  const std::size_t width = model.row_width();
+  const bool timed = config.schedule->kind == ScheduleSpec::Kind::kTime;
+  const std::size_t rows_per_example = width > 0 ? model.max_rows_per_example(train) : 0;
+  auto ws = std::make_unique<WorkerState>();
+  ws->id = worker;
+  // A fixed minibatch is one chunk; a time window holds up to --max-batch samples, computed
+  // in chunks of up to kMaxChunk.
+  const std::size_t window_cap = timed ? config.schedule->max_batch : config.schedule->batch;
+  const std::size_t chunk_cap =
+      timed ? std::min<std::size_t>(kMaxChunk, config.schedule->max_batch) : config.schedule->batch;
+  ws->workspace = model.workspace(chunk_cap);
+  std::size_t update_size = params;
+  if (width > 0) {
+    const std::size_t row_count = params / width;
+    const std::size_t max_rows = std::min(row_count, window_cap * rows_per_example + 1);
+    update_size = max_rows * width;
+    ws->slot.assign(row_count, -1);
+    ws->unique.resize(max_rows);
+    ws->stamp.assign(max_rows, 0);
+    ws->idx.resize(update_size);
+    ws->rows.reserve(chunk_cap * rows_per_example + 1);
+    ws->chunk_rows.reserve(std::min(max_rows, chunk_cap * rows_per_example + 1));
+  }
+  ws->local.resize(update_size);
+  ws->grad.resize(update_size);
+  // Time windows and virtual time compute a window in several chunks.
+  if (timed || config.virtual_time) ws->chunk_grad.resize(update_size);
+  ws->buffer.resize(chunk_cap);
+  ws->scratch = detail::OptimizerScratch(update_size);
+  const auto stream = static_cast<std::uint64_t>(worker);
+  ws->clock = detail::WindowClock(*config.schedule, config.speed, worker,
+                                  detail::derive_seed(config.seed, 0x5bee0000u + stream),
+                                  clocks.clock ? clocks.clock(worker) : nullptr);
+  if (config.delay.kind != DelaySpec::Kind::kNone) {
+    ws->delay = detail::DelayLayer<WorkerState::Pending>(
+        config.delay, detail::derive_seed(config.seed, 0xde1a0000u + stream));
+    ws->slot_idx.resize(ws->delay.capacity());
+    ws->slot_grad.resize(ws->delay.capacity());
+  }
+  ws->staleness_probe = detail::StalenessProbe(
+      config.staleness_sample, detail::derive_seed(config.seed, 0x57a1e000u + stream), counters,
+      worker, config.virtual_time ? clocks.clock(worker).get() : nullptr,
+      config.bounded_staleness >= 0);
+  ws->coherence = detail::CoherenceProbe(config.coherence_sample,
+                                         detail::derive_seed(config.seed, 0xc0e40000u + stream),
+                                         config.coherence_lag);
+  ws->stats.size_for(config.epochs, config.delay.max_delay());
+  return ws;
+}
+
 }  // namespace
 
 namespace detail {
@@ -698,57 +754,9 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
   const auto loss_rows = detail::train_loss_rows(n, config.train_loss_sample, config.seed);
   if (!loss_rows.empty()) run.loss_sample.emplace(train, loss_rows);
   auto& workers = run.workers;
-  const std::size_t width = model.row_width();
-  const bool timed = config.schedule->kind == ScheduleSpec::Kind::kTime;
-  const std::size_t rows_per_example = width > 0 ? model.max_rows_per_example(train) : 0;
   const Callbacks clocks = detail::with_virtual_clocks(config, callbacks);
   for (int worker = 0; worker < worker_count; ++worker) {
-    auto ws = std::make_unique<WorkerState>();
-    ws->id = worker;
-    // A fixed minibatch is one chunk; a time window holds up to --max-batch samples, computed
-    // in chunks of up to kMaxChunk.
-    const std::size_t window_cap = timed ? config.schedule->max_batch : config.schedule->batch;
-    const std::size_t chunk_cap = timed
-                                      ? std::min<std::size_t>(kMaxChunk, config.schedule->max_batch)
-                                      : config.schedule->batch;
-    ws->workspace = model.workspace(chunk_cap);
-    std::size_t update_size = params;
-    if (width > 0) {
-      const std::size_t row_count = params / width;
-      const std::size_t max_rows = std::min(row_count, window_cap * rows_per_example + 1);
-      update_size = max_rows * width;
-      ws->slot.assign(row_count, -1);
-      ws->unique.resize(max_rows);
-      ws->stamp.assign(max_rows, 0);
-      ws->idx.resize(update_size);
-      ws->rows.reserve(chunk_cap * rows_per_example + 1);
-      ws->chunk_rows.reserve(std::min(max_rows, chunk_cap * rows_per_example + 1));
-    }
-    ws->local.resize(update_size);
-    ws->grad.resize(update_size);
-    // Time windows and virtual time compute a window in several chunks.
-    if (timed || config.virtual_time) ws->chunk_grad.resize(update_size);
-    ws->buffer.resize(chunk_cap);
-    ws->scratch = detail::OptimizerScratch(update_size);
-    const auto stream = static_cast<std::uint64_t>(worker);
-    ws->clock = detail::WindowClock(*config.schedule, config.speed, worker,
-                                    detail::derive_seed(config.seed, 0x5bee0000u + stream),
-                                    clocks.clock ? clocks.clock(worker) : nullptr);
-    if (config.delay.kind != DelaySpec::Kind::kNone) {
-      ws->delay = detail::DelayLayer<WorkerState::Pending>(
-          config.delay, detail::derive_seed(config.seed, 0xde1a0000u + stream));
-      ws->slot_idx.resize(ws->delay.capacity());
-      ws->slot_grad.resize(ws->delay.capacity());
-    }
-    ws->staleness_probe = detail::StalenessProbe(
-        config.staleness_sample, detail::derive_seed(config.seed, 0x57a1e000u + stream),
-        run.counters, worker, config.virtual_time ? clocks.clock(worker).get() : nullptr,
-        config.bounded_staleness >= 0);
-    ws->coherence = detail::CoherenceProbe(config.coherence_sample,
-                                           detail::derive_seed(config.seed, 0xc0e40000u + stream),
-                                           config.coherence_lag);
-    ws->stats.size_for(config.epochs, config.delay.max_delay());
-    workers.push_back(std::move(ws));
+    workers.push_back(make_worker(config, model, train, worker, clocks, run.counters));
   }
 
   if (config.global_delay && config.delay.kind != DelaySpec::Kind::kNone) {
