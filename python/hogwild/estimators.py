@@ -58,6 +58,7 @@ def _default_step(X, model, optimizer, intercept):
 
 
 _FASHION_MNIST_SQUARED_NORM = 162.0
+_TRAIN_LOSS_SAMPLE = 10000
 
 
 class _HogwildEstimator(BaseEstimator):
@@ -97,6 +98,11 @@ class _HogwildEstimator(BaseEstimator):
             # the summed change overshoots (RCV1-like data, 2 threads: 1 run in 5 ended at 73%
             # test accuracy instead of 83%). Workers share the weights instead, unless told.
             options.setdefault("replicate", "off")
+        # The training loss after each epoch (report_, the divergence check) from 10,000 examples
+        # rather than a pass over all of them, which on large data costs about an epoch of
+        # training and which scikit-learn's SGD estimators do not make; its spread is about
+        # 1% of the mean (docs/benchmarks.md).
+        options.setdefault("train_loss_sample", _TRAIN_LOSS_SAMPLE)
         self.model_, self.report_ = train(X, y, intercept=intercept, **options)
         self.n_iter_ = self.model_.epoch
         return self
@@ -139,8 +145,9 @@ class HogwildClassifier(ClassifierMixin, _HogwildEstimator):
     softmax or mlp. epochs, step, l2, batch, optimizer, step_schedule, decay, hidden, policy,
     threads (0 = every core) and seed are `hogwild train`'s options of those names; options is a
     dict of any other (say {"order": "rows"}). fit_intercept appends a constant feature to
-    linear models. Fitted: classes_, model_ (a hogwild.Model), report_ (the training report),
-    n_iter_ (epochs), coef_ and intercept_ (linear and softmax models).
+    linear models. Fitted: classes_, model_ (a hogwild.Model), report_ (the training report, its
+    training loss from 10,000 examples unless options gives train_loss_sample), n_iter_
+    (epochs), coef_ and intercept_ (linear and softmax models).
     """
 
     def __init__(self, model="auto", *, epochs=10, step=None, l2=None, batch=None,
@@ -219,7 +226,8 @@ class HogwildRegressor(RegressorMixin, _HogwildEstimator):
 
     epochs, step, l2, policy, threads (0 = every core) and seed are `hogwild train`'s options of
     those names; options is a dict of any other. fit_intercept appends a constant feature.
-    Fitted: model_, report_, n_iter_, coef_, intercept_.
+    Fitted: model_, report_ (its training loss from 10,000 examples unless options gives
+    train_loss_sample), n_iter_, coef_, intercept_.
     """
 
     def __init__(self, *, epochs=10, step=None, l2=None, fit_intercept=True, policy="racy",

@@ -65,3 +65,20 @@ def test_hinge_has_no_probabilities_and_refuses_three_classes():
     X, y = load_digits(return_X_y=True)
     with pytest.raises(ValueError, match="model: expected two classes for hinge, found 10"):
         clf.fit(X, y)
+
+
+def test_training_loss_from_a_sample_of_large_data_and_from_all_when_told():
+    # 12,000 rows: the estimators measure the training loss on 10,000 of them; the weights are
+    # those of measuring all (one thread, the same seed), and options can ask for every row.
+    X, y = make_regression(n_samples=12000, n_features=5, noise=1.0, random_state=2)
+    sampled = HogwildRegressor(threads=1, epochs=2).fit(X, y)
+    full = HogwildRegressor(threads=1, epochs=2, options={"train_loss_sample": 0}).fit(X, y)
+    assert sampled.report_["config"]["train_loss_sample"] == 10000
+    assert "train_loss_sample" not in full.report_["config"]
+    np.testing.assert_array_equal(sampled.model_.weights, full.model_.weights)
+    residual = y - full.predict(X)
+    assert full.report_["epochs"][-1]["train_loss"] == pytest.approx(0.5 * np.mean(residual**2),
+                                                                      rel=1e-4)
+    assert sampled.report_["epochs"][-1]["train_loss"] != full.report_["epochs"][-1]["train_loss"]
+    small = HogwildRegressor(threads=1, epochs=2).fit(X[:5000], y[:5000])
+    assert "train_loss_sample" in small.report_["config"]  # asked for, and covering every row
