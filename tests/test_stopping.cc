@@ -243,3 +243,39 @@ TEST_CASE("train loss sample: ratings measured on the sampled ratings, the same 
         detail::train_loss_rows(problem.train.size(), 500, config.seed));
   CHECK(detail::train_loss_rows(problem.train.size(), 0, 1).empty());
 }
+
+TEST_CASE("train loss sample: dense rows stored as bytes, measured as the floats they stand for") {
+  // 3,000 images of 16 pixels, class 0 brighter on the left half, class 1 on the right.
+  DenseDataset images;
+  images.cols = 16;
+  images.shape = {4, 4};
+  for (std::uint32_t i = 0; i < 3000; ++i) {
+    const int label = static_cast<int>(i % 2);
+    for (std::uint32_t p = 0; p < 16; ++p) {
+      const bool bright = (p % 4 < 2) == (label == 0);
+      images.bytes.push_back(
+          static_cast<std::uint8_t>((bright ? 150 : 40) + (i * 7 + p * 13) % 90));
+    }
+    images.labels.push_back(label);
+  }
+  auto config = serial(3);
+  config.model = SoftmaxModel{};
+  config.optimizer.step = 0.1;
+  config.train_loss_sample = 250;
+  const auto report = train(config, images, nullptr);
+  Checkpoint model = checkpoint_for(config, images, nullptr);
+  model.weights = report.weights;
+  DenseDataset sample;  // the sampled images as floats, written out here
+  sample.cols = 16;
+  for (const auto r : checked_sample(3000, 250, config.seed)) {
+    for (std::size_t p = 0; p < 16; ++p) {
+      sample.features.push_back(static_cast<float>(images.bytes[r * 16 + p]) * (1.0f / 255.0f));
+    }
+    sample.labels.push_back(images.labels[r]);
+  }
+  const Predictions on_sample = predict(model, sample);
+  // Float products whose summation the compiler may order differently in the two passes.
+  CHECK(report.epochs.back().train.loss == doctest::Approx(*on_sample.loss).epsilon(1e-7));
+  CHECK(*report.epochs.back().train.accuracy == doctest::Approx(*on_sample.accuracy));
+  CHECK(*on_sample.accuracy > 0.9);
+}
