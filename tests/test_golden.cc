@@ -113,6 +113,8 @@ const std::vector<Case> kCases = {
          " --simulate 8 --delay uniform:16 --order rows --epochs 2 --step 0.5 --evals-per-epoch 3"},
     {"hinge_simulate_geometric",
      kSparse + " --model hinge --simulate 2 --delay geometric:0.2:32 --epochs 2 --step 0.5"},
+    {"logistic_serial_loss_sample",
+     kSparse + " --policy serial --epochs 3 --step 0.5 --train-loss-sample 300"},
     {"logistic_serial_trace",
      kSparse + " --policy serial --delay trace:@trace.txt --epochs 2 --step 0.5"},
     {"logistic_serial_batch_sum",
@@ -170,6 +172,10 @@ const std::vector<Case> kCases = {
     // name the earlier ones.
     {"mf_serial",
      kRatings + " --model mf --rank 3 --policy serial --epochs 3 --step 0.05" + kMfWas},
+    {"mf_serial_loss_sample", kRatings +
+                                  " --model mf --rank 3 --policy serial --epochs 2 "
+                                  "--step 0.05 --train-loss-sample 500" +
+                                  kMfWas},
     {"mf_simulate_delay",
      kRatings +
          " --model mf --rank 3 --simulate 4 --delay uniform:4 --staleness-sample 1 "
