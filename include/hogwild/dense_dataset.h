@@ -26,8 +26,6 @@ struct DenseDataset {
   std::size_t rows() const { return labels.size(); }
   /// True when the values are stored as bytes (`bytes`), false for floats (`features`).
   bool stored_as_bytes() const { return features.empty() && !bytes.empty(); }
-  /// Memory one value takes: 1 (bytes) or 4 (floats).
-  std::size_t bytes_per_value() const { return stored_as_bytes() ? 1 : sizeof(float); }
   /// Writes the i-th example's cols values to `out`.
   void copy_row(std::size_t i, float* out) const { copy_rows(i, i + 1, out); }
   /// Writes examples [begin, end) to `out`, row after row ((end - begin) x cols values).

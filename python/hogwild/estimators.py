@@ -101,7 +101,7 @@ class _HogwildEstimator(BaseEstimator):
         # The training loss after each epoch (report_, the divergence check) from 10,000 examples
         # rather than a pass over all of them, which on large data costs about an epoch of
         # training and which scikit-learn's SGD estimators do not make; its spread is about
-        # 1% of the mean (docs/benchmarks.md).
+        # 2% of the mean on the RCV1-like data (docs/benchmarks.md).
         options.setdefault("train_loss_sample", _TRAIN_LOSS_SAMPLE)
         self.model_, self.report_ = train(X, y, intercept=intercept, **options)
         self.n_iter_ = self.model_.epoch

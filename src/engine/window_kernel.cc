@@ -654,13 +654,15 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
 
 // Worker `worker`'s state: scratch sized for the schedule's largest window, its window clock,
 // delay line and probes, each seeded from the run's seed and the worker.
+// `rows_per_example` is the model's max_rows_per_example over the data (a pass over it: once
+// per run, not per worker).
 std::unique_ptr<WorkerState> make_worker(const TrainConfig& config, const Model& model,
-                                         const Examples& train, int worker, const Callbacks& clocks,
+                                         std::size_t rows_per_example, int worker,
+                                         const Callbacks& clocks,
                                          std::span<detail::AppliedCounter> counters) {
   const std::size_t params = model.num_params();
   const std::size_t width = model.row_width();
   const bool timed = config.schedule->kind == ScheduleSpec::Kind::kTime;
-  const std::size_t rows_per_example = width > 0 ? model.max_rows_per_example(train) : 0;
   auto ws = std::make_unique<WorkerState>();
   ws->id = worker;
   // A fixed minibatch is one chunk; a time window holds up to --max-batch samples, computed
@@ -755,8 +757,10 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
   if (!loss_rows.empty()) run.loss_sample.emplace(train, loss_rows);
   auto& workers = run.workers;
   const Callbacks clocks = detail::with_virtual_clocks(config, callbacks);
+  const std::size_t rows_per_example =
+      model.row_width() > 0 ? model.max_rows_per_example(train) : 0;
   for (int worker = 0; worker < worker_count; ++worker) {
-    workers.push_back(make_worker(config, model, train, worker, clocks, run.counters));
+    workers.push_back(make_worker(config, model, rows_per_example, worker, clocks, run.counters));
   }
 
   if (config.global_delay && config.delay.kind != DelaySpec::Kind::kNone) {
