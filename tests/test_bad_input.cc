@@ -232,6 +232,7 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
       {"--hot-features -1",
        "--hot-features: expected a count of features in [0, 2147483648], found '-1'"},
       {"--hot-features 64 --replicate off", "--hot-features: expected 0 with --replicate off"},
+      {"--average mean", "--average: expected epochs or off, found 'mean'"},
       {"--clock virtual", "--clock: expected rounds without --simulate"},
       {"--delay const:2 --delay-unit global", "--delay-unit: expected own without --simulate"},
       {"--simulate 2 --delay-unit steps", "--delay-unit: expected own or global, found 'steps'"},
@@ -259,6 +260,7 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
       {"--order blocks:12x", "--order: expected rows, blocks or blocks:B"},
       {"--model softmax --replicate 64", "--replicate: expected only with the linear models"},
       {"--model softmax --hot-features 64", "--hot-features: expected only with the linear models"},
+      {"--model softmax --average epochs", "--average: expected only with the linear models"},
       {"--model softmax --order blocks:0", "--order: expected rows, blocks or blocks:B"},
       {"--max-parameters 2",
        "good.svm: expected a model of at most 2 parameters "

@@ -97,7 +97,11 @@ const std::vector<Case> kCases = {
     {"hinge_serial_rows",
      kSparse + " --model hinge --policy serial --epochs 3 --step 0.5 --order rows"},
     {"squared_serial_l2",
-     kSparse + " --model squared --policy serial --l2 0.001 --epochs 3 --step 0.5"},
+     kSparse + " --model squared --policy serial --l2 0.001 --epochs 3 --step 0.5 --average off"},
+    {"squared_average_resume",
+     kSparse + " --model squared --simulate 2 --epochs 2 --step 0.5 --checkpoint @sq.ckpt",
+     kSparse + " --model squared --simulate 2 --epochs 4 --step 0.5 --checkpoint @sq.ckpt "
+               "--resume @sq.ckpt"},
     {"logistic_racy_one_thread", kSparse + " --policy racy --threads 1 --epochs 2 --step 0.5"},
     {"logistic_atomic_one_thread", kSparse + " --policy atomic --threads 1 --epochs 2 --step 0.5"},
     {"logistic_striped_one_thread",

@@ -369,7 +369,8 @@ std::string model_lines(const TrainArgs& a, const std::string& replicas) {
   const auto& o = r.optimizer;
   const auto* mf = std::get_if<hogwild::FactorisationModel>(&r.model);
   return fmt::format(
-      "model: {}{}, optimizer: {}, step: {}, schedule: {}{}, minibatches: {}, l2: {}, policy: {}, "
+      "model: {}{}, optimizer: {}, step: {}, schedule: {}{}, minibatches: {}, l2: {}{}, policy: "
+      "{}, "
       "{}: {}, epochs: {}\ndelay: {}, order: {}, replicas: {}\n",
       hogwild::model_name(r.model),
       std::holds_alternative<hogwild::MlpModel>(r.model) ? " (hidden " + a.hidden + ")"
@@ -378,7 +379,7 @@ std::string model_lines(const TrainArgs& a, const std::string& replicas) {
       hogwild::to_string(o.kind), o.auto_step ? std::string("auto") : fmt::format("{}", *o.step),
       hogwild::to_string(o.schedule),
       o.schedule == hogwild::Schedule::kEpoch ? fmt::format(" (decay {})", o.decay) : "",
-      r.schedule->text, *r.l2, hogwild::to_string(r.policy),
+      r.schedule->text, *r.l2, *r.average ? ", average: epochs" : "", hogwild::to_string(r.policy),
       r.simulate > 0 ? "virtual workers" : "threads", r.workers(), r.epochs, r.delay.text,
       r.block_rows > 0
           ? fmt::format("blocks of {} stored rows (storage shuffled at load)", r.block_rows)

@@ -244,6 +244,12 @@ const TrainOption kTable[] = {
   {"--decay", "decay", 0, "step multiplier applied after each epoch", opt<&OC::decay>},
   {"--l2", "l2", kModelDefault, "L2 regularisation strength lambda (objective + lambda/2 |w|^2; "
    "the model's: 0, 0.04 for mf)", arg<&A::l2>, [](A& a, TC& c) { if (a.given("--l2")) c.l2 = a.l2; }},
+  {"--average", "average", kLinearOnly | kModelDefault, "linear models: epochs (the model is the "
+   "mean of the weights at each epoch's end, epoch k weighted by k, which damps the noise of the "
+   "last steps; training goes on from the last weights) or off (the last weights); the model's: "
+   "epochs for squared, off for logistic and hinge", arg<&A::average>, [](A& a, TC& c) {
+     if (a.given("--average")) c.average = either("--average", a.average, "epochs", "off");
+   }},
   {"--seed", "seed", 0, "seed of the initialisation and the per-epoch shuffles", cfg<&TC::seed>},
   {"--divergence-factor", "divergence_factor", 0, "stop when the training loss exceeds this "
    "multiple of its initial value", cfg<&TC::divergence_factor>},

@@ -35,6 +35,7 @@ struct TrainArgs {
   std::string format = "libsvm", hidden = "256", optimizer = "sgd", step_schedule = "epoch";
   std::string zero_based = "auto";                            ///< --zero-based
   std::string hot_features = "0";                             ///< --hot-features
+  std::string average = "off";                                ///< --average
   hogwild::IndexBase index_base = hogwild::IndexBase::kAuto;  ///< from --zero-based
   std::string step = "auto";                                  ///< --step: a number or auto
   std::string clock = "rounds", sample_cost = "1us";          ///< --clock, --sample-cost

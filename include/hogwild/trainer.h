@@ -61,6 +61,11 @@ struct TrainConfig {
   OptimizerConfig optimizer;  ///< --optimizer, --step, --decay and the rest; linear models: sgd
   /// --l2: L2 regularisation strength, >= 0; unset: 0, or 0.04 for factorisation.
   std::optional<double> l2;
+  /// --average epochs (linear models): the model is the mean of the parameters at the end of
+  /// each epoch, epoch k weighted by k (Polyak-Ruppert averaging at epoch granularity); training
+  /// goes on from the last parameters. Every evaluation, the report's weights and a checkpoint's
+  /// parameters are the mean. Unset: on for the squared loss, off otherwise.
+  std::optional<bool> average;
   Policy policy = Policy::kRacy;  ///< --policy
   int threads = 0;                ///< --threads; 0 uses every core
   int epochs = 10;                ///< --epochs, >= 1
@@ -172,8 +177,8 @@ struct TrainConfig {
   /// Throws InputError("--model: expected ..., found ...") unless the model trains on data of
   /// `format`: libsvm (linear models, softmax), idx (softmax, mlp) or ratings (mf).
   void check_format(std::string_view format) const;
-  /// The config with every default filled in: step, l2, schedule, threads (1 for the serial
-  /// policy and for simulation, which steps its workers in one thread).
+  /// The config with every default filled in: step, l2, average, schedule, threads (1 for the
+  /// serial policy and for simulation, which steps its workers in one thread).
   TrainConfig resolved() const;
   /// Number of workers, real or virtual: K with --simulate K, 1 for the serial policy, else
   /// --threads (0 = every core).
@@ -182,6 +187,8 @@ struct TrainConfig {
   ScheduleSpec minibatches() const;
   /// The L2 strength, the model's default when unset.
   double l2_strength() const;
+  /// Whether the model is the epochs' weighted mean (--average), the model's default when unset.
+  bool averages_epochs() const;
   /// Samples between replica merges for a linear model of `dim` weights, 0 when the run does
   /// not replicate. `auto` replicates with 2 or more real workers, no delay, single-sample
   /// updates, no speed model, and a model of at most kAutoReplicateMaxFloats weights, merging

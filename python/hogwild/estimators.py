@@ -226,6 +226,8 @@ class HogwildRegressor(RegressorMixin, _HogwildEstimator):
 
     epochs, step, l2, policy, threads (0 = every core) and seed are `hogwild train`'s options of
     those names; options is a dict of any other. fit_intercept appends a constant feature.
+    The model is the mean of the epochs' weights, epoch k weighted by k (`hogwild train
+    --average epochs`, the squared loss's default; options={"average": "off"} keeps the last).
     Fitted: model_, report_ (its training loss from 10,000 examples unless options gives
     train_loss_sample), n_iter_, coef_, intercept_.
     """

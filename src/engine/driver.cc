@@ -334,6 +334,7 @@ class Driver {
     result_.elapsed += seconds;
     if (stopped) return false;
     result_.samples += epoch_samples_;
+    kernel_.end_epoch(epoch);
     EpochRecord done = evaluated();
     done.epoch = epoch;
     done.seconds = seconds;

@@ -39,6 +39,8 @@ class Kernel {
   virtual void land_until(std::int64_t /*now_ns*/) {}
   /// True once a worker found the run diverged: the others stop early.
   virtual bool failed() const { return false; }
+  /// End of epoch `epoch` (1-based), every worker done and its updates landed.
+  virtual void end_epoch(int /*epoch*/) {}
   /// Evaluates the parameters on the training data and, with `with_test`, the test data.
   virtual EpochRecord evaluate(bool with_test) = 0;
   /// The step size recorded for `epoch` (`initial`: the record of the model before training).

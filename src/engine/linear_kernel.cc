@@ -1016,6 +1016,7 @@ struct LinearRun {
   std::optional<detail::HotRows> hot{};             // --hot-features
   std::optional<Dataset> loss_sample{};             // --train-loss-sample: the rows measured
   std::vector<float> y_loss_sample{};               // and their labels
+  std::vector<float> average{};                     // --average epochs: the model; else empty
 };
 
 // The linear kernel: the Engine's loops behind the driver's interface, for one policy, loss and
@@ -1058,6 +1059,22 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
     if (epoch_end) engine_.flush(state(worker));
   }
   void land_until(std::int64_t now_ns) override { engine_.land_until(now_ns); }
+  // --average epochs: mean_k = mean_{k-1} + 2 / (k + 1) (w_k - mean_{k-1}), the mean of
+  // w_1..w_k weighted by 1..k (the weights sum to k (k + 1) / 2).
+  void end_epoch(int epoch) override {
+    if (run_.average.empty()) return;
+    const float share = static_cast<float>(2.0 / (epoch + 1.0));
+    const float* w = run_.store.values().data();
+    float* mean = run_.average.data();
+    run_.arena.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, run_.average.size(), 4096),
+                        [&](const tbb::blocked_range<std::size_t>& range) {
+                          for (std::size_t j = range.begin(); j < range.end(); ++j) {
+                            mean[j] += share * (w[j] - mean[j]);
+                          }
+                        });
+    });
+  }
   EpochRecord evaluate(bool with_test) override {
     EpochRecord result;
     result.train = run_.loss_sample ? evaluated(*run_.loss_sample, run_.y_loss_sample)
@@ -1087,13 +1104,28 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
     return run_.states[static_cast<std::size_t>(worker)].stats.applied;
   }
   std::span<const AppliedCounter> published_counts() const override { return run_.counters; }
-  void fill_state(TrainState& state) const override { state.weights = run_.store.values(); }
+  // Averaging: the checkpoint's parameters are the model, the mean; the last weights, which
+  // training goes on from, are its one state buffer.
+  void fill_state(TrainState& state) const override {
+    if (run_.average.empty()) {
+      state.weights = run_.store.values();
+      return;
+    }
+    state.weights = run_.average;
+    state.optimizer_state.push_back(run_.store.values());
+  }
 
  private:
   WorkerState& state(int worker) { return run_.states[static_cast<std::size_t>(worker)]; }
 
+  // The model: the mean with --average epochs, else the shared weights.
+  std::span<const float> model() const {
+    if (run_.average.empty()) return run_.store.values();
+    return run_.average;
+  }
+
   Evaluation evaluated(const Dataset& data, std::span<const float> y) const {
-    return evaluate_mapped<Loss>(run_.store.values(), *run_.config.l2, data, y, run_.arena);
+    return evaluate_mapped<Loss>(model(), *run_.config.l2, data, y, run_.arena);
   }
 
   LinearRun& run_;
@@ -1101,6 +1133,26 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   double eta_ = 0;
   double step_scale_ = 1;  // the plateau schedule's cuts
 };
+
+// Fills the shared weights (and, averaging, the mean) from a checkpoint: averaging, its
+// parameters are the mean and its one state buffer the last weights.
+void resume_weights(const TrainState& resume, bool averaging, std::span<float> weights,
+                    std::vector<float>& average, std::string_view source) {
+  const std::size_t buffers = averaging ? 1 : 0;
+  if (resume.optimizer_state.size() != buffers) {
+    throw InputError(fmt::format(
+        "{}: expected {} state buffer{} to resume a linear model with --average {}, found {}",
+        source, buffers, averaging ? "" : "s", averaging ? "epochs" : "off",
+        resume.optimizer_state.size()));
+  }
+  const std::span<const float> last = averaging ? resume.optimizer_state[0] : resume.weights;
+  if (last.size() != weights.size()) {
+    throw InputError(fmt::format("{}: expected last weights of {} values to resume, found {}",
+                                 source, weights.size(), last.size()));
+  }
+  std::copy(last.begin(), last.end(), weights.begin());
+  if (averaging) average.assign(resume.weights.begin(), resume.weights.end());
+}
 
 // The kernel for the run's policy, loss and regularisation.
 std::unique_ptr<detail::Kernel> make_linear_kernel(LinearRun& run) {
@@ -1167,7 +1219,13 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
         source_name(train_data, "training data"), dim, resume->weights.size()));
   }
   ParamStore store(dim);
-  if (resume) std::copy(resume->weights.begin(), resume->weights.end(), store.values().begin());
+  std::vector<float> average;
+  if (resume) {
+    resume_weights(*resume, *config.average, store.values(), average,
+                   source_name(train_data, "training data"));
+  } else if (*config.average) {
+    average.assign(dim, 0.0f);  // the initial model, as the store's
+  }
   const int workers = config.workers();
   std::vector<WorkerState> states;
   states.reserve(static_cast<std::size_t>(workers));
@@ -1186,6 +1244,7 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
     }
   }
   if (config.write_latency_ns > 0) run.landings.emplace(config.write_latency_ns);
+  run.average = std::move(average);
   const auto loss_rows = detail::train_loss_rows(n, config.train_loss_sample, config.seed);
   if (!loss_rows.empty()) {
     run.loss_sample.emplace(detail::subset(train_data, loss_rows));
@@ -1214,6 +1273,7 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   for (const auto& state : states) measured.push_back(&state.stats);
   drive_into(report, driver_config(config, n, workers), *kernel, clocks, resume, measured, store,
              config.policy);
+  if (config.keep_weights && !run.average.empty()) report.weights = run.average;
   return report;
 }
 

@@ -48,6 +48,7 @@ TrainConfig trial_config(const TrainConfig& config, double step) {
   trial.patience = 0;
   trial.validation_fraction = 0;
   trial.keep_weights = false;
+  trial.average = false;  // one epoch: the mean is the parameters
   if (trial.schedule && trial.schedule->kind == ScheduleSpec::Kind::kTime) trial.schedule.reset();
   return trial;
 }

@@ -186,6 +186,9 @@ void validate_model(const TrainConfig& c) {
          fmt::format("a count of features in [0, {}]", TrainConfig::kMaxHotFeatures),
          c.hot_features);
   }
+  if (c.average.value_or(false) && !is_linear(c.model)) {
+    fail("average", "off for softmax, mlp and mf (it averages the linear models)", "epochs");
+  }
   if (c.hot_features > 0 && !is_linear(c.model)) {
     fail("hot-features", "0 for softmax, mlp and mf", c.hot_features);
   }
@@ -297,11 +300,17 @@ double TrainConfig::l2_strength() const {
   return l2.value_or(std::holds_alternative<FactorisationModel>(model) ? kFactorisationL2 : 0.0);
 }
 
+bool TrainConfig::averages_epochs() const {
+  const auto* linear = std::get_if<LinearModel>(&model);
+  return average.value_or(linear != nullptr && linear->loss == LossKind::kSquared);
+}
+
 TrainConfig TrainConfig::resolved() const {
   TrainConfig c = *this;
   c.threads = simulate > 0 ? 1 : workers();  // --simulate steps its workers in one thread
   c.schedule = minibatches();
   c.l2 = l2_strength();
+  c.average = averages_epochs();
   if (!c.optimizer.step) c.optimizer.step = default_step(model, optimizer);
   if (!is_linear(model)) c.replicate = 0;  // linear runs resolve it from the model's size
   return c;
