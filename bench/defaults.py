@@ -46,10 +46,11 @@ class DataSet:
     steps: dict  # optimiser -> steps
     batches: list
     schedules: list = field(default_factory=lambda: ["epoch", "inverse-sqrt"])
+    averages: list = field(default_factory=lambda: [None])  # --average values, None: the default
 
 
 def sparse(name, shape, args, train_extra=(), metric="accuracy", steps=None, batches=(1, 8),
-           schedules=None, epochs=20, generator="sparse"):
+           schedules=None, epochs=20, generator="sparse", averages=(None,)):
     """LIBSVM rows from `hogwild gen GENERATOR` (sparse, or ctr)."""
     return DataSet(
         name, shape,
@@ -57,7 +58,7 @@ def sparse(name, shape, args, train_extra=(), metric="accuracy", steps=None, bat
           f"{name}.test.svm"]],
         [f"{name}.svm", f"{name}.test.svm"],
         ["--train", f"{name}.svm", "--test", f"{name}.test.svm", *train_extra], metric, epochs,
-        steps or LINEAR_STEPS, list(batches), schedules or LINEAR_SCHEDULES)
+        steps or LINEAR_STEPS, list(batches), schedules or LINEAR_SCHEDULES, list(averages))
 
 
 def ratings(name, shape, args):
@@ -106,7 +107,7 @@ DATASETS = [
             ["--users", "2000", "--items", "1000", "--density", "0.2", "--noise", "1"]),
     sparse("regression", "least squares, Zipf 1, 50k x 20k, noise deviation 0.5",
            [*BINARY, "--zipf", "1", "--regression", "--noise", "0.5"], ["--model", "squared"],
-           metric="loss"),
+           metric="loss", averages=("off", "epochs")),
     # Judged on the test log loss: with 5% clicks, predicting no click everywhere is already
     # 95% accurate.
     sparse("ctr", "CTR-like, 200k x 4M hashed, 26 one-hot fields, 5% clicks, logistic",
@@ -122,11 +123,15 @@ def grid(ds):
     """Every configuration of the grid as (label, arguments)."""
     points = []
     for optimizer, steps in ds.steps.items():
-        for step, batch, schedule in itertools.product(steps, ds.batches, ds.schedules):
+        for step, batch, schedule, average in itertools.product(steps, ds.batches, ds.schedules,
+                                                                ds.averages):
             args = ["--step", str(step), "--batch", str(batch), "--step-schedule", schedule,
                     "--decay", "0.9", "--optimizer", optimizer, "--epochs", str(ds.epochs),
                     "--patience", "0"]
             label = f"{optimizer} step {step} batch {batch} {schedule}"
+            if average:
+                args += ["--average", average]
+                label += f" average {average}"
             points.append((label, args))
     return points
 
