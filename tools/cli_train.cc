@@ -369,9 +369,8 @@ std::string model_lines(const TrainArgs& a, const std::string& replicas) {
   const auto& o = r.optimizer;
   const auto* mf = std::get_if<hogwild::FactorisationModel>(&r.model);
   return fmt::format(
-      "model: {}{}, optimizer: {}, step: {}, schedule: {}{}, minibatches: {}, l2: {}{}, policy: "
-      "{}, "
-      "{}: {}, epochs: {}\ndelay: {}, order: {}, replicas: {}\n",
+      "model: {}{}, optimizer: {}, step: {}, schedule: {}{}, minibatches: {}, l2: {}{}, "
+      "policy: {}, {}: {}, epochs: {}\ndelay: {}, order: {}, replicas: {}\n",
       hogwild::model_name(r.model),
       std::holds_alternative<hogwild::MlpModel>(r.model) ? " (hidden " + a.hidden + ")"
       : mf                                               ? fmt::format(" (rank {})", mf->rank)
