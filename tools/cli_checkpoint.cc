@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -229,14 +230,25 @@ void check_writable(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     throw hogwild::SystemError(fmt::format("{}: cannot write: is a directory", path));
   }
-  const bool existed = std::filesystem::exists(path, ec);
-  // No O_TRUNC: a file that exists (a checkpoint to resume from) keeps its content.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
+  const auto fail = [&path] {
     throw hogwild::SystemError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  };
+  if (std::filesystem::exists(path, ec)) {
+    // No O_TRUNC: a file that exists (a checkpoint to resume from) keeps its content.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) fail();
+    ::close(fd);
+    return;
   }
+  // A file of its own in the same folder, not the path itself: the path appears only once it is
+  // written whole (whoever waits for a checkpoint never sees an empty one, nor one before the
+  // run handles SIGINT).
+  const auto folder = std::filesystem::path(path).parent_path();
+  std::string probe = ((folder.empty() ? "." : folder) / ".hogwild-write-check-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) fail();
   ::close(fd);
-  if (!existed) std::filesystem::remove(path, ec);
+  std::filesystem::remove(probe, ec);
 }
 
 void write_text(const std::string& path, const std::string& text) {
