@@ -97,7 +97,7 @@ ordered_json linear_config_json(const TrainConfig& c) {
   if (c.validation_fraction > 0) json["validation_fraction"] = c.validation_fraction;
   if (c.train_loss_sample > 0) json["train_loss_sample"] = c.train_loss_sample;
   // Only when on, as above: absent is the last parameters.
-  if (c.average.value_or(false)) json["average"] = "epochs";
+  if (*c.average) json["average"] = "epochs";
   json["order"] = c.block_rows > 0 ? fmt::format("blocks:{}", c.block_rows) : "rows";
   // Samples between replica merges as the run resolved it; 0 = no replicas.
   json["replicate"] = c.replicate;
