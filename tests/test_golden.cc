@@ -49,6 +49,23 @@ void make_data() {
             "--seed 7 --out " +
             path("s.svm") + " --test-rows 300 --test-out " + path("s_test.svm"));
     REQUIRE_MESSAGE(sparse.code == 0, sparse.err);
+    // Beyond 65,536 features (the training rows keep 32-bit indices), and binary data (one-hot
+    // fields: no values stored) in a small and a large dimension.
+    const auto wide =
+        run("gen sparse --rows 1500 --features 70000 --nnz-per-row 16 --zipf 1.1 --noise 0.05 "
+            "--seed 8 --out " +
+            path("w.svm") + " --test-rows 300 --test-out " + path("w_test.svm"));
+    REQUIRE_MESSAGE(wide.code == 0, wide.err);
+    const auto binary =
+        run("gen ctr --rows 1500 --fields 8 --categories 300 --features 1000 --positive-rate 0.3 "
+            "--seed 5 --out " +
+            path("c.svm") + " --test-rows 300 --test-out " + path("c_test.svm"));
+    REQUIRE_MESSAGE(binary.code == 0, binary.err);
+    const auto binary_wide = run(
+        "gen ctr --rows 1500 --fields 8 --categories 3000 --features 100000 --positive-rate 0.3 "
+        "--seed 6 --out " +
+        path("cw.svm") + " --test-rows 300 --test-out " + path("cw_test.svm"));
+    REQUIRE_MESSAGE(binary_wide.code == 0, binary_wide.err);
     const auto ratings = run(
         "gen ratings --users 150 --items 80 --rank 3 --density 0.2 --noise 0.3 --seed 4 --out " +
         path("r.txt") + " --test-out " + path("r_test.txt") + " --test-fraction 0.1");
@@ -87,6 +104,9 @@ struct Case {
 };
 
 const std::string kSparse = " --train @s.svm --test @s_test.svm";
+const std::string kWide = " --train @w.svm --test @w_test.svm";
+const std::string kBinary = " --train @c.svm --test @c_test.svm";
+const std::string kBinaryWide = " --train @cw.svm --test @cw_test.svm";
 const std::string kIdx =
     " --format idx --train @train-images-idx3-ubyte.gz --test @t10k-images-idx3-ubyte.gz";
 const std::string kRatings = " --format ratings --train @r.txt --test @r_test.txt";
@@ -102,6 +122,13 @@ const std::vector<Case> kCases = {
      kSparse + " --model squared --simulate 2 --epochs 2 --step 0.5 --checkpoint @sq.ckpt",
      kSparse + " --model squared --simulate 2 --epochs 4 --step 0.5 --checkpoint @sq.ckpt "
                "--resume @sq.ckpt"},
+    {"logistic_binary_serial_l2", kBinary + " --policy serial --l2 0.001 --epochs 3 --step 0.5"},
+    {"logistic_binary_simulate_batch",
+     kBinary + " --simulate 2 --batch 8 --coherence-sample 0.2 --epochs 2 --step 0.5"},
+    {"logistic_binary_wide_replicas",
+     kBinaryWide + " --policy racy --threads 1 --replicate 64 --epochs 2 --step 0.5"},
+    {"hinge_wide_simulate_delay",
+     kWide + " --model hinge --simulate 2 --delay const:4 --epochs 2 --step 0.5"},
     {"logistic_racy_one_thread", kSparse + " --policy racy --threads 1 --epochs 2 --step 0.5"},
     {"logistic_atomic_one_thread", kSparse + " --policy atomic --threads 1 --epochs 2 --step 0.5"},
     {"logistic_striped_one_thread",
