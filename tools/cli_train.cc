@@ -125,6 +125,11 @@ void print_summary(const hogwild::Report& report) {
   fmt::print("{}, {}: {} samples/s ({} samples in {:.3f} s of training)\n",
              hogwild::to_string(c.policy), workers_text(report),
              human_rate(report.samples_per_second), report.samples, report.train_seconds);
+  if (const auto& rows = report.training_rows) {
+    fmt::print("training rows: {}-bit indices, values {}, {} bytes per nonzero\n", rows->index_bits,
+               rows->values == "none" ? "none (every value is 1)" : rows->values,
+               rows->bytes_per_nonzero);
+  }
   if (c.schedule->kind == hogwild::ScheduleSpec::Kind::kTime || c.schedule->batch > 1 ||
       c.speed.active()) {
     const auto& b = report.batch_sizes;

@@ -161,6 +161,14 @@ std::int64_t parse_latency(const std::string& text, std::string_view option) {
   return text == "0" ? 0 : hogwild::parse_duration_ns(text, option);
 }
 
+// --data-precision: f32, f16 or u8.
+hogwild::DataPrecision parse_data_precision(const std::string& text) {
+  if (text == "f32") return hogwild::DataPrecision::kF32;
+  if (text == "f16") return hogwild::DataPrecision::kF16;
+  if (text == "u8") return hogwild::DataPrecision::kU8;
+  throw InputError(fmt::format("--data-precision: expected f32, f16 or u8, found '{}'", text));
+}
+
 // --order: rows -> 0; blocks -> the default run length; blocks:B -> B.
 std::size_t parse_order(const std::string& text) {
   if (text == "rows") return 0;
@@ -250,6 +258,12 @@ const TrainOption kTable[] = {
    "epochs for squared, off for logistic and hinge", arg<&A::average>, [](A& a, TC& c) {
      if (a.given("--average")) c.average = either("--average", a.average, "epochs", "off");
    }},
+  {"--data-precision", "data_precision", kLinearOnly | kFreeOnResume, "linear models: how the "
+   "training rows store their values: f32 (as read), f16 (half floats) or u8 (a byte times a "
+   "scale per row, for values >= 0); fewer bytes per nonzero for the training loops to read "
+   "(Buckwild!), evaluations read the data as given. Binary data stores no values at any "
+   "precision and indices take 16 bits where the dimension allows (the report's training_rows)",
+   arg<&A::data_precision>, [](A& a, TC& c) { c.data_precision = parse_data_precision(a.data_precision); }},
   {"--seed", "seed", 0, "seed of the initialisation and the per-epoch shuffles", cfg<&TC::seed>},
   {"--divergence-factor", "divergence_factor", 0, "stop when the training loss exceeds this "
    "multiple of its initial value", cfg<&TC::divergence_factor>},

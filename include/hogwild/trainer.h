@@ -29,6 +29,11 @@ namespace hogwild {
 struct LinearModel {
   LossKind loss = LossKind::kLogistic;  ///< --model logistic | hinge | squared
 };
+/// How a linear model's training rows store their values (--data-precision): as read (f32), as
+/// half floats (f16), or as bytes times a scale per row (u8, for values >= 0). Binary data
+/// stores no values at any precision, and indices take 16 bits wherever the dimension allows.
+enum class DataPrecision { kF32, kF16, kU8 };
+
 /// Multinomial logistic regression on sparse (LIBSVM) or dense (IDX) features.
 struct SoftmaxModel {};
 /// ReLU hidden layers and a softmax output on dense features.
@@ -66,6 +71,9 @@ struct TrainConfig {
   /// goes on from the last parameters. Every evaluation, the report's weights and a checkpoint's
   /// parameters are the mean. Unset: on for the squared loss, off otherwise.
   std::optional<bool> average;
+  /// --data-precision (linear models): the training rows' values in fewer bytes; evaluations
+  /// read the data as given.
+  DataPrecision data_precision = DataPrecision::kF32;
   Policy policy = Policy::kRacy;  ///< --policy
   int threads = 0;                ///< --threads; 0 uses every core
   int epochs = 10;                ///< --epochs, >= 1
@@ -312,6 +320,13 @@ struct StepCalibration {
   double seconds = 0;  ///< time calibrating, counted in the run's training time
 };
 
+/// How a linear run's training loops read its rows (PackedRows).
+struct RowLayout {
+  int index_bits = 32;                ///< 16 where the dimension allows
+  std::string values = "f32";         ///< f32, f16, u8, or none (binary data)
+  std::size_t bytes_per_nonzero = 8;  ///< index and value
+};
+
 /// Why a run ended.
 enum class StopReason {
   kEpochs,       ///< it ran every epoch asked for
@@ -353,6 +368,7 @@ struct Report {
   /// last plateau), or it was interrupted.
   StopReason stopped = StopReason::kEpochs;
   std::optional<StepCalibration> step_calibration;  ///< with --step auto
+  std::optional<RowLayout> training_rows;           ///< linear models
   int resumed_from = 0;  ///< the epoch the run continued from (0: a fresh start)
   /// Trained across processes (Callbacks::exchange): what the sharing did.
   std::optional<ExchangeSummary> exchange;

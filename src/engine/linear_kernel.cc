@@ -23,6 +23,7 @@
 #include "engine/hot_rows.h"
 #include "engine/landings.h"
 #include "engine/minibatch.h"
+#include "engine/packed_rows.h"
 #include "engine/rng.h"
 #include "engine/sampling.h"
 #include "engine/staleness_probe.h"
@@ -280,30 +281,33 @@ struct alignas(kCacheLine) WorkerState {
   detail::WorkerStats stats;
 };
 
-// Cosine of two sparse rows.
-double sparse_cosine(const SparseRow& a, const SparseRow& b) {
-  return detail::sparse_cosine(
-      a.indices.size(),
-      [&](std::size_t i) {
-        return std::pair{a.indices[i], a.values[i]};
-      },
-      b.indices.size(),
-      [&](std::size_t i) {
-        return std::pair{b.indices[i], b.values[i]};
-      });
+// Cosine of two training rows, as the loops read them.
+double sparse_cosine(const detail::PackedRows& rows, std::uint32_t a, std::uint32_t b) {
+  return rows.visit(a, [&](const auto* a_idx, auto a_val, std::size_t a_n) {
+    return rows.visit(b, [&](const auto* b_idx, auto b_val, std::size_t b_n) {
+      return detail::sparse_cosine(
+          a_n,
+          [&](std::size_t i) {
+            return std::pair{std::uint32_t{a_idx[i]}, a_val[i]};
+          },
+          b_n,
+          [&](std::size_t i) {
+            return std::pair{std::uint32_t{b_idx[i]}, b_val[i]};
+          });
+    });
+  });
 }
 
 template <class P, class Loss, bool kRegularised>
 class Engine {
  public:
-  Engine(ParamStore& store, const Dataset& data, const float* y, const float* shrink,
-         const TrainConfig& config, std::span<WorkerState> states, detail::GlobalSteps* global,
-         detail::Landings* landings, const detail::HotRows* hot)
+  Engine(ParamStore& store, const Dataset& data, const detail::PackedRows& rows, const float* y,
+         const float* shrink, const TrainConfig& config, std::span<WorkerState> states,
+         detail::GlobalSteps* global, detail::Landings* landings, const detail::HotRows* hot)
       : store_(store),
         data_(data),
+        rows_(rows),
         hot_(hot),
-        row_indices_(hot ? hot->indices.data() : data.indices.data()),
-        row_values_(hot ? hot->values.data() : data.values.data()),
         y_(y),
         shrink_(shrink),
         workers_(static_cast<std::size_t>(config.workers())),
@@ -390,8 +394,7 @@ class Engine {
     ++s.stats.samples;
     const bool measured = s.staleness_probe.tick();
     float* w = s.replica.data();
-    const auto row = data_.row(r);
-    const float m = hot_ ? hot_margin(w, r) : margin<Private>(w, row);
+    const float m = hot_ ? hot_margin(w, r) : row_margin<Private>(w, r);
     const float g = Loss::derivative(m, y_[r]);
     if constexpr (!kRegularised) {
       if (g == 0.0f) return;
@@ -402,19 +405,21 @@ class Engine {
     if (hot_) {
       hot_apply(w, r, coef);
     } else {
-      replica_apply(w, row, coef);
+      replica_apply(w, r, coef);
     }
     ++s.unmerged;
     if (measured) ++s.unmerged_measured;
   }
 
-  [[gnu::always_inline]] inline void replica_apply(float* w, const SparseRow& row, float coef) {
-    for (std::size_t k = 0; k < row.indices.size(); ++k) {
-      const std::uint32_t j = row.indices[k];
-      float v = w[j] + coef * row.values[k];
-      if constexpr (kRegularised) v *= shrink_[j];
-      w[j] = v;
-    }
+  [[gnu::always_inline]] inline void replica_apply(float* w, std::uint32_t r, float coef) {
+    rows_.visit(r, [&](const auto* idx, auto values, std::size_t n) {
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::uint32_t j = idx[k];
+        float v = w[j] + coef * values[k];
+        if constexpr (kRegularised) v *= shrink_[j];
+        w[j] = v;
+      }
+    });
   }
 
   // Reads the shared store into the replica and its base (the hot features' slots alone, with
@@ -643,14 +648,13 @@ class Engine {
     for (std::size_t pos = first; pos < last; ++pos) {
       const std::uint32_t r = rows[pos];
       prefetch_ahead(rows, pos, ahead_end);
-      const auto row = data_.row(r);
-      const float m = kReplica ? margin<Private>(w, row) : margin<P>(w, row);
+      const float m = kReplica ? row_margin<Private>(w, r) : row_margin<P>(w, r);
       const float g = Loss::derivative(m, y_[r]);
       if constexpr (!kRegularised) {
         if (g == 0.0f) continue;
       }
       if constexpr (kReplica) {
-        replica_apply(w, row, -eta_ * g);
+        replica_apply(w, r, -eta_ * g);
       } else {
         apply_row(r, -eta_ * g);
       }
@@ -695,12 +699,11 @@ class Engine {
   // Inlined: called once per sample, its body is the hot loop.
   [[gnu::always_inline]] inline void step_single(WorkerState& s, std::uint32_t r, std::size_t pos,
                                                  std::size_t len) {
-    const auto row = data_.row(r);
     const float* w = store_.data();
     const bool measured = s.staleness_probe.tick();
     detail::StalenessProbe::Reading at_read;
     if (measured) at_read = s.staleness_probe.read();
-    const float m = margin<P>(w, row);
+    const float m = row_margin<P>(w, r);
     const float g = Loss::derivative(m, y_[r]);
     bool has_update = true;
     if constexpr (!kRegularised) has_update = g != 0.0f;
@@ -736,9 +739,8 @@ class Engine {
       s.batch_measured = s.staleness_probe.tick();
       if (s.batch_measured) s.batch_read = s.staleness_probe.read();
     }
-    const auto row = data_.row(r);
     const float* w = store_.data();
-    const float m = margin<P>(w, row);
+    const float m = row_margin<P>(w, r);
     const float g = Loss::derivative(m, y_[r]);
     bool has_update = true;
     if constexpr (!kRegularised) has_update = g != 0.0f;
@@ -810,15 +812,28 @@ class Engine {
   // Reads of a worker's private replica: plain loads, as the serial policy's.
   using Private = SerialPolicy;
 
-  // The margin w . x_row, each weight read through Reader::load (a policy or Private). Every
-  // path computes it in this one order, so they agree bit for bit.
+  // The margin w . x of training row r, as the loops read it (rows_).
+  template <class Reader>
+  [[gnu::always_inline]] inline float row_margin(const float* w, std::uint32_t r) const {
+    return rows_.visit(r, [&](const auto* idx, auto values, std::size_t n) {
+      return margin<Reader>(w, idx, values, n);
+    });
+  }
+
+  // The margin of a row of the hot layout.
   template <class Reader>
   [[gnu::always_inline]] inline float margin(const float* w, const SparseRow& row) const {
+    return margin<Reader>(w, row.indices.data(), detail::F32Values{row.values.data()},
+                          row.indices.size());
+  }
+
+  // The margin w . x over n nonzeros, each weight read through Reader::load (a policy or
+  // Private). Every path computes it in this one order, so they agree bit for bit.
+  template <class Reader, class Index, class Values>
+  [[gnu::always_inline]] inline float margin(const float* w, const Index* idx, Values val,
+                                             std::size_t n) const {
     // Four partial sums: one sum's chain of dependent additions (75 of them, 3-4 cycles each)
     // was most of a sample's time once rows stream from memory.
-    const std::uint32_t* idx = row.indices.data();
-    const float* val = row.values.data();
-    const std::size_t n = row.indices.size();
     float m0 = 0, m1 = 0, m2 = 0, m3 = 0;
     std::size_t k = 0;
     for (; k + 4 <= n; k += 4) {
@@ -844,8 +859,6 @@ class Engine {
   }
 
   [[gnu::always_inline]] inline void prefetch_row(std::uint32_t r) const {
-    const std::uint64_t begin = data_.row_offsets[r];
-    const std::uint64_t end = data_.row_offsets[r + 1];
     const auto lines = [](const void* from, const void* to) {
       constexpr std::uintptr_t kLine = 64;
       for (auto a = reinterpret_cast<std::uintptr_t>(from) & ~(kLine - 1);
@@ -853,8 +866,16 @@ class Engine {
         __builtin_prefetch(reinterpret_cast<const void*>(a));
       }
     };
-    lines(row_indices_ + begin, row_indices_ + end);
-    lines(row_values_ + begin, row_values_ + end);
+    if (hot_) {
+      const std::uint64_t begin = data_.row_offsets[r];
+      const std::uint64_t end = data_.row_offsets[r + 1];
+      lines(hot_->indices.data() + begin, hot_->indices.data() + end);
+      lines(hot_->values.data() + begin, hot_->values.data() + end);
+      return;
+    }
+    const detail::PackedRows::Extent row = rows_.extent(r);
+    lines(row.indices_begin, row.indices_end);
+    if (row.values_begin != row.values_end) lines(row.values_begin, row.values_end);
   }
 
   using Reading = detail::StalenessProbe::Reading;
@@ -875,18 +896,27 @@ class Engine {
     s.staleness_probe.publish(s.stats.applied);
   }
 
+  // Adds coef x training row r to the shared store under the policy.
   [[gnu::always_inline]] inline void apply_row(std::uint32_t r, float coef) {
-    apply_sparse(data_.row(r), coef);
+    rows_.visit(r, [&](const auto* idx, auto values, std::size_t n) {
+      apply_sparse(idx, values, n, coef);
+    });
   }
 
-  // Adds coef x row to the shared store under the policy.
+  // Adds coef x a row of the hot layout to the shared store.
   [[gnu::always_inline]] inline void apply_sparse(const SparseRow& row, float coef) {
-    const float* values = row.values.data();
-    [[maybe_unused]] const std::uint32_t* indices = row.indices.data();
+    apply_sparse(row.indices.data(), detail::F32Values{row.values.data()}, row.indices.size(),
+                 coef);
+  }
+
+  // Adds coef x the n nonzeros (idx, values) to the shared store under the policy.
+  template <class Index, class Values>
+  [[gnu::always_inline]] inline void apply_sparse(const Index* idx, Values values, std::size_t n,
+                                                  float coef) {
     [[maybe_unused]] const float* shrink = shrink_;
-    P::sparse_update(store_, row.indices, [=](float old, std::size_t k) {
+    P::sparse_update(store_, std::span<const Index>(idx, n), [=](float old, std::size_t k) {
       float v = old + coef * values[k];
-      if constexpr (kRegularised) v *= shrink[indices[k]];
+      if constexpr (kRegularised) v *= shrink[idx[k]];
       return v;
     });
   }
@@ -966,16 +996,13 @@ class Engine {
         window_base_ + pos * kCoherenceWindowsPerEpoch / std::max<std::size_t>(len, 1);
     if (window >= s.stats.coherence_sum.size()) return;
     const double sign = (coef > 0) == (s.saved_coef > 0) ? 1.0 : -1.0;
-    detail::CoherenceProbe::add(s.stats, window,
-                                sign * sparse_cosine(data_.row(r), data_.row(s.saved_row)));
+    detail::CoherenceProbe::add(s.stats, window, sign * sparse_cosine(rows_, r, s.saved_row));
   }
 
   ParamStore& store_;
   const Dataset& data_;
-  const detail::HotRows* hot_;  // --hot-features: the rows laid out for them; null otherwise
-  // The nonzeros the loops read (the data's, or the hot layout's), for prefetching.
-  const std::uint32_t* row_indices_;
-  const float* row_values_;
+  const detail::PackedRows& rows_;  // the training rows as the loops read them
+  const detail::HotRows* hot_;      // --hot-features: the rows laid out for them; null otherwise
   const float* y_;
   const float* shrink_;
   float eta_ = 0;
@@ -1013,6 +1040,7 @@ struct LinearRun {
   tbb::task_arena& arena;
   std::optional<detail::GlobalSteps> global_steps;  // --delay-unit global
   std::optional<detail::Landings> landings{};       // --write-latency
+  std::optional<detail::PackedRows> rows{};         // the training rows as the loops read them
   std::optional<detail::HotRows> hot{};             // --hot-features
   std::optional<Dataset> loss_sample{};             // --train-loss-sample: the rows measured
   std::vector<float> y_loss_sample{};               // and their labels
@@ -1027,8 +1055,8 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
  public:
   explicit LinearKernel(LinearRun& run)
       : run_(run),
-        engine_(run.store, run.train_data, run.y_train.data(), run.shrink.data(), run.config,
-                run.states, run.global_steps ? &*run.global_steps : nullptr,
+        engine_(run.store, run.train_data, *run.rows, run.y_train.data(), run.shrink.data(),
+                run.config, run.states, run.global_steps ? &*run.global_steps : nullptr,
                 run.landings ? &*run.landings : nullptr, run.hot ? &*run.hot : nullptr) {}
 
   void begin_epoch(int epoch) override {
@@ -1268,6 +1296,9 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
     }
     run.shrink.resize(dim);
   }
+  arena.execute([&] { run.rows.emplace(train_data, config.data_precision); });
+  report.training_rows = RowLayout{run.rows->index_bits(), to_string(run.rows->values()),
+                                   run.rows->bytes_per_nonzero()};
   const auto kernel = make_linear_kernel(run);
   std::vector<const WorkerStats*> measured;
   for (const auto& state : states) measured.push_back(&state.stats);

@@ -189,6 +189,14 @@ void validate_model(const TrainConfig& c) {
   if (c.average.value_or(false) && !is_linear(c.model)) {
     fail("average", "off for softmax, mlp and mf (it averages the linear models)", "epochs");
   }
+  if (c.data_precision != DataPrecision::kF32) {
+    const char* precision = c.data_precision == DataPrecision::kF16 ? "f16" : "u8";
+    if (!is_linear(c.model)) fail("data-precision", "f32 for softmax, mlp and mf", precision);
+    if (c.hot_features > 0) {
+      fail("data-precision", "f32 with --hot-features (the hot layout keeps float values)",
+           precision);
+    }
+  }
   if (c.hot_features > 0 && !is_linear(c.model)) {
     fail("hot-features", "0 for softmax, mlp and mf", c.hot_features);
   }

@@ -98,6 +98,10 @@ ordered_json linear_config_json(const TrainConfig& c) {
   if (c.train_loss_sample > 0) json["train_loss_sample"] = c.train_loss_sample;
   // Only when on, as above: absent is the last parameters.
   if (*c.average) json["average"] = "epochs";
+  // Only when not f32, as above.
+  if (c.data_precision != DataPrecision::kF32) {
+    json["data_precision"] = c.data_precision == DataPrecision::kF16 ? "f16" : "u8";
+  }
   json["order"] = c.block_rows > 0 ? fmt::format("blocks:{}", c.block_rows) : "rows";
   // Samples between replica merges as the run resolved it; 0 = no replicas.
   json["replicate"] = c.replicate;
@@ -371,6 +375,11 @@ ordered_json linear_report_json(const Report& report) {
   ordered_json json{{"config", linear_config_json(report.config)},
                     {"dataset", stats_json(report.dataset.value_or(DatasetStats{}))}};
   if (report.test_dataset) json["test_dataset"] = stats_json(*report.test_dataset);
+  if (report.training_rows) {
+    json["training_rows"] = {{"index_bits", report.training_rows->index_bits},
+                             {"values", report.training_rows->values},
+                             {"bytes_per_nonzero", report.training_rows->bytes_per_nonzero}};
+  }
   if (!report.labels.empty()) {
     json["label_values"] = {{"negative", report.labels[0]}, {"positive", report.labels[1]}};
   }

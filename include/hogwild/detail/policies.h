@@ -98,9 +98,9 @@ struct RacyPolicy {
   static constexpr bool kConcurrent = true;
   /// Reads coordinate x.
   static float load(const float& x) { return detail::relaxed_load(x); }
-  /// w[idx[k]] = op(w[idx[k]], k) for every k.
-  template <class Op>
-  static void sparse_update(ParamStore& store, std::span<const std::uint32_t> idx, Op&& op) {
+  /// w[idx[k]] = op(w[idx[k]], k) for every k (idx: a span or vector of 16- or 32-bit indices).
+  template <class Indices, class Op>
+  static void sparse_update(ParamStore& store, const Indices& idx, Op&& op) {
     float* w = store.data();
     for (std::size_t k = 0; k < idx.size(); ++k) {
       float& x = w[idx[k]];
@@ -133,8 +133,8 @@ struct AtomicPolicy {
   /// Reads coordinate x.
   static float load(const float& x) { return detail::relaxed_load(x); }
   /// w[idx[k]] = op(w[idx[k]], k) atomically for every k.
-  template <class Op>
-  static void sparse_update(ParamStore& store, std::span<const std::uint32_t> idx, Op&& op) {
+  template <class Indices, class Op>
+  static void sparse_update(ParamStore& store, const Indices& idx, Op&& op) {
     float* w = store.data();
     for (std::size_t k = 0; k < idx.size(); ++k) {
       detail::atomic_rmw(w[idx[k]], [&](float old) { return op(old, k); });
@@ -157,8 +157,8 @@ struct StripedPolicy {
   /// Reads coordinate x.
   static float load(const float& x) { return detail::relaxed_load(x); }
   /// w[idx[k]] = op(w[idx[k]], k) for every k, each under its stripe's lock.
-  template <class Op>
-  static void sparse_update(ParamStore& store, std::span<const std::uint32_t> idx, Op&& op) {
+  template <class Indices, class Op>
+  static void sparse_update(ParamStore& store, const Indices& idx, Op&& op) {
     float* w = store.data();
     std::size_t k = 0;
     while (k < idx.size()) {
@@ -194,8 +194,8 @@ struct LockedPolicy {
   /// Reads coordinate x.
   static float load(const float& x) { return detail::relaxed_load(x); }
   /// w[idx[k]] = op(w[idx[k]], k) for every k, under the global mutex.
-  template <class Op>
-  static void sparse_update(ParamStore& store, std::span<const std::uint32_t> idx, Op&& op) {
+  template <class Indices, class Op>
+  static void sparse_update(ParamStore& store, const Indices& idx, Op&& op) {
     std::lock_guard guard(store.global_mutex());
     RacyPolicy::sparse_update(store, idx, std::forward<Op>(op));
   }
@@ -214,8 +214,8 @@ struct SerialPolicy {
   /// Reads coordinate x.
   static float load(const float& x) { return x; }
   /// w[idx[k]] = op(w[idx[k]], k) for every k.
-  template <class Op>
-  static void sparse_update(ParamStore& store, std::span<const std::uint32_t> idx, Op&& op) {
+  template <class Indices, class Op>
+  static void sparse_update(ParamStore& store, const Indices& idx, Op&& op) {
     float* w = store.data();
     for (std::size_t k = 0; k < idx.size(); ++k) w[idx[k]] = op(w[idx[k]], k);
   }
