@@ -261,6 +261,11 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
       {"--model softmax --replicate 64", "--replicate: expected only with the linear models"},
       {"--model softmax --hot-features 64", "--hot-features: expected only with the linear models"},
       {"--model softmax --average epochs", "--average: expected only with the linear models"},
+      {"--data-precision f8", "--data-precision: expected f32, f16 or u8, found 'f8'"},
+      {"--model softmax --data-precision f16",
+       "--data-precision: expected only with the linear models"},
+      {"--replicate 64 --hot-features 2 --data-precision u8",
+       "--data-precision: expected f32 with --hot-features"},
       {"--model softmax --order blocks:0", "--order: expected rows, blocks or blocks:B"},
       {"--max-parameters 2",
        "good.svm: expected a model of at most 2 parameters "
@@ -274,4 +279,22 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
     CHECK(r.err.find(c.message) != std::string::npos);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
+}
+
+TEST_CASE("command: values a --data-precision cannot hold exit 2 naming the file") {
+  if (!fs::exists(cli())) {
+    MESSAGE("the hogwild command is not built (HOGWILD_BUILD_TOOLS=OFF); skipped");
+    return;
+  }
+  const std::string negative = write("negative.svm", "1 1:1 2:-0.5\n-1 2:1 3:1\n");
+  const std::string huge = write("huge.svm", "1 1:1 2:70000\n-1 2:1 3:1\n");
+  const auto u8 = run("train --train " + negative + " --data-precision u8");
+  CHECK(u8.code == 2);
+  CHECK(u8.err.find(negative + ": expected values >= 0 for --data-precision u8") !=
+        std::string::npos);
+  const auto f16 = run("train --train " + huge + " --data-precision f16");
+  CHECK(f16.code == 2);
+  CHECK(f16.err.find(huge + ": expected values within +-65504 for --data-precision f16") !=
+        std::string::npos);
+  CHECK(run("train --train " + negative + " --data-precision f16 --epochs 1 --quiet").code == 0);
 }

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Training rows in fewer bytes: --data-precision f32, f16 and u8 alternated on the RCV1-like
+# bench data and every linear data set of bench/defaults.py; samples/s and test metric side by
+# side (bench/precision.py says more). A few minutes at the defaults.
+#
+#   bench/precision.sh                      (2 threads, the defaults, 5 repetitions)
+#   bench/precision.sh --serial --only rcv1like --repeats 9
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/common.sh
+rcv1=$(bench_data 100000 47236 75 1)
+HOGWILD=$hogwild exec python3 bench/precision.py --rcv1 "$rcv1" "$@"
