@@ -1,8 +1,9 @@
 // Packed training rows (--data-precision, 16-bit indices, binary data): the half-float
 // conversions against their definitions, the layout each data set gets, what the loops read
 // back, the values a precision refuses, and whole runs: on data whose values f16 or u8 hold
-// exactly, a packed run is the f32 run bit for bit (serial and simulated with delays and
-// minibatches); racy at 1, 2 and 4 threads it learns as the serial run does.
+// exactly (halves; multiples of 1/256 up to 255/256; integers up to 255), a packed run is the
+// f32 run bit for bit (serial and simulated with delays and minibatches); racy at 1, 2 and 4
+// threads it learns as the serial run does.
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -217,10 +218,15 @@ TEST_CASE("on values a precision holds exactly, a packed run is the f32 run bit 
   for (std::size_t r = 0; r < bytes.rows(); ++r) {
     bytes.values[bytes.row_offsets[r]] = 255.0f / 256;  // every row's largest
   }
+  // Counts: small integers, held with a scale of 1 (largest / 255 would not hold them), trained
+  // with a step for their scale; rows of 1 only among them.
+  const Dataset counts = rounded(
+      problem.train, [](float v, std::size_t r) { return r % 4 ? std::round(v * 40) : 1.0f; });
   for (const bool simulated : {false, true}) {
     CAPTURE(simulated);
-    auto config = [&](DataPrecision precision) {
+    auto config = [&](DataPrecision precision, double step = 0.5) {
       TrainConfig c = logistic(precision);
+      c.optimizer.step = step;
       if (simulated) {
         c.simulate = 3;
         c.delay = DelaySpec::parse("uniform:6");
@@ -234,6 +240,8 @@ TEST_CASE("on values a precision holds exactly, a packed run is the f32 run bit 
     const Report u8 = train(config(DataPrecision::kU8), bytes, &problem.test);
     CHECK(u8.training_rows->values == "u8");
     check_same_run(u8, train(config(DataPrecision::kF32), bytes, &problem.test));
+    const Report u8_counts = train(config(DataPrecision::kU8, 0.005), counts, &problem.test);
+    check_same_run(u8_counts, train(config(DataPrecision::kF32, 0.005), counts, &problem.test));
   }
 }
 

@@ -97,7 +97,10 @@ PackedRows::PackedRows(const Dataset& data, DataPrecision precision)
       const auto first = data.values.begin() + static_cast<std::ptrdiff_t>(offsets_[r]);
       const auto last = data.values.begin() + static_cast<std::ptrdiff_t>(offsets_[r + 1]);
       const float largest = first == last ? 0.0f : *std::max_element(first, last);
-      const float scale = largest / 255.0f;
+      // Counts (integers up to 255, hashed one-hot fields that collided) are held exactly.
+      const bool counts = largest <= 255.0f &&
+                          std::all_of(first, last, [](float v) { return v == std::nearbyint(v); });
+      const float scale = counts ? 1.0f : largest / 255.0f;
       row_scales_[r] = scale;
       for (auto k = offsets_[r]; k < offsets_[r + 1]; ++k) {
         const float q = scale > 0 ? std::nearbyint(data.values[k] / scale) : 0.0f;

@@ -56,7 +56,8 @@ inline constexpr std::array<float, 256> kByteFloats = [] {
   return table;
 }();
 
-/// A row's values as bytes times the row's scale (its largest value / 255).
+/// A row's values as bytes times the row's scale: 1 for a row of integers up to 255 (exact),
+/// else its largest value / 255.
 struct U8Values {
   const std::uint8_t* at;
   float scale;
@@ -77,7 +78,8 @@ class PackedRows {
   /// Lays out the rows of `data` (which must outlive this) for `precision`: values stored as
   /// asked unless every value is 1 (then none are stored, at any precision), indices in 16 bits
   /// when every index is below 65,536. InputError naming `data.source` when the values do not
-  /// fit the precision (u8: a negative value; f16: a magnitude beyond 65,504).
+  /// fit the precision (u8: a negative value; f16: a magnitude beyond 65,504). u8 holds rows of
+  /// integers up to 255 exactly.
   PackedRows(const Dataset& data, DataPrecision precision);
 
   /// Calls fn(indices, values, n) for row r, where indices points at its n feature indices
