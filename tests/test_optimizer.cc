@@ -1,5 +1,6 @@
 // Optimisers: one step of each against a hand-computed reference, sparse steps touching only
-// their coordinates' state, clipping, schedules, and the same step under every policy.
+// their coordinates' state, clipping, schedules, and the same step under every policy (dense
+// Adam's one pass under serial and racy against the pass per buffer of the others).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -262,4 +263,35 @@ TEST_CASE("step schedules and option checks") {
   c = {};
   c.clip_norm = -1;
   CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("--clip-norm"), InputError);
+}
+
+TEST_CASE("dense Adam in one pass (serial, racy) equals the pass per buffer of the others") {
+  constexpr std::size_t n = 3000;
+  OptimizerConfig config;
+  config.kind = OptimizerKind::kAdam;
+  config.clip_norm = 40.0;  // clipped on some steps
+  // Parameters, m and v after four steps under `policy`.
+  const auto run = [&](Policy policy) {
+    ParamStore w(n);
+    for (std::size_t k = 0; k < n; ++k) w.data()[k] = std::cos(0.11f * static_cast<float>(k));
+    OptimizerState state(config.kind, n);
+    OptimizerScratch scratch(n);
+    std::vector<float> grad(n);
+    for (int t = 1; t <= 4; ++t) {
+      for (std::size_t k = 0; k < n; ++k) {
+        grad[k] = std::sin(0.37f * static_cast<float>(k * t)) * static_cast<float>(t);
+      }
+      dispatch_policy(policy, [&](auto p) {
+        apply_step<decltype(p)>(config, w, state, GradientView{{}, grad}, 0.01f, t, scratch);
+      });
+    }
+    std::vector<float> all(w.data(), w.data() + n);
+    all.insert(all.end(), state.s1->data(), state.s1->data() + n);
+    all.insert(all.end(), state.s2->data(), state.s2->data() + n);
+    return all;
+  };
+  const auto three_passes = run(Policy::kAtomic);
+  CHECK(run(Policy::kSerial) == three_passes);
+  CHECK(run(Policy::kRacy) == three_passes);
+  CHECK(run(Policy::kLocked) == three_passes);
 }
