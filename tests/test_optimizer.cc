@@ -1,6 +1,6 @@
 // Optimisers: one step of each against a hand-computed reference, sparse steps touching only
 // their coordinates' state, clipping, schedules, and the same step under every policy (dense
-// Adam's one pass under serial and racy against the pass per buffer of the others).
+// steps' one pass under serial and racy against the pass per buffer of the others).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -265,33 +265,45 @@ TEST_CASE("step schedules and option checks") {
   CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("--clip-norm"), InputError);
 }
 
-TEST_CASE("dense Adam in one pass (serial, racy) equals the pass per buffer of the others") {
-  constexpr std::size_t n = 3000;
-  OptimizerConfig config;
-  config.kind = OptimizerKind::kAdam;
-  config.clip_norm = 40.0;  // clipped on some steps
-  // Parameters, m and v after four steps under `policy`.
-  const auto run = [&](Policy policy) {
-    ParamStore w(n);
-    for (std::size_t k = 0; k < n; ++k) w.data()[k] = std::cos(0.11f * static_cast<float>(k));
-    OptimizerState state(config.kind, n);
-    OptimizerScratch scratch(n);
-    std::vector<float> grad(n);
-    for (int t = 1; t <= 4; ++t) {
-      for (std::size_t k = 0; k < n; ++k) {
-        grad[k] = std::sin(0.37f * static_cast<float>(k * t)) * static_cast<float>(t);
-      }
-      dispatch_policy(policy, [&](auto p) {
-        apply_step<decltype(p)>(config, w, state, GradientView{{}, grad}, 0.01f, t, scratch);
-      });
+namespace {
+
+// Parameters and state after four dense steps of `config` under `policy`, from the same start.
+std::vector<float> four_steps(const OptimizerConfig& config, Policy policy, std::size_t n) {
+  ParamStore w(n);
+  for (std::size_t k = 0; k < n; ++k) w.data()[k] = std::cos(0.11f * static_cast<float>(k));
+  OptimizerState state(config.kind, n);
+  OptimizerScratch scratch(n);
+  std::vector<float> grad(n);
+  for (int t = 1; t <= 4; ++t) {
+    for (std::size_t k = 0; k < n; ++k) {
+      grad[k] = std::sin(0.37f * static_cast<float>(k * t)) * static_cast<float>(t);
     }
-    std::vector<float> all(w.data(), w.data() + n);
-    all.insert(all.end(), state.s1->data(), state.s1->data() + n);
-    all.insert(all.end(), state.s2->data(), state.s2->data() + n);
-    return all;
-  };
-  const auto three_passes = run(Policy::kAtomic);
-  CHECK(run(Policy::kSerial) == three_passes);
-  CHECK(run(Policy::kRacy) == three_passes);
-  CHECK(run(Policy::kLocked) == three_passes);
+    dispatch_policy(policy, [&](auto p) {
+      apply_step<decltype(p)>(config, w, state, GradientView{{}, grad}, 0.01f, t, scratch);
+    });
+  }
+  std::vector<float> all(w.data(), w.data() + n);
+  for (const auto* buffer : {state.s1.get(), state.s2.get()}) {
+    if (buffer) all.insert(all.end(), buffer->data(), buffer->data() + n);
+  }
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("dense steps in one pass (serial, racy) equal the pass per buffer of the others") {
+  constexpr std::size_t n = 3000;
+  for (const auto kind : {OptimizerKind::kSgd, OptimizerKind::kMomentum, OptimizerKind::kNesterov,
+                          OptimizerKind::kAdagrad, OptimizerKind::kRmsprop, OptimizerKind::kAdam}) {
+    CAPTURE(to_string(kind));
+    OptimizerConfig config;
+    config.kind = kind;
+    config.momentum = 0.8;
+    config.rho = 0.7;
+    config.clip_norm = 40.0;  // clipped on some steps
+    const auto per_buffer = four_steps(config, Policy::kAtomic, n);
+    CHECK(four_steps(config, Policy::kSerial, n) == per_buffer);
+    CHECK(four_steps(config, Policy::kRacy, n) == per_buffer);
+    CHECK(four_steps(config, Policy::kLocked, n) == per_buffer);
+  }
 }

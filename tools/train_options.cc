@@ -260,10 +260,13 @@ const TrainOption kTable[] = {
    }},
   {"--data-precision", "data_precision", kLinearOnly | kFreeOnResume, "linear models: how the "
    "training rows store their values: f32 (as read), f16 (half floats) or u8 (a byte times a "
-   "scale per row, for values >= 0); fewer bytes per nonzero for the training loops to read "
-   "(Buckwild!), evaluations read the data as given. Binary data stores no values at any "
-   "precision and indices take 16 bits where the dimension allows (the report's training_rows)",
-   arg<&A::data_precision>, [](A& a, TC& c) { c.data_precision = parse_data_precision(a.data_precision); }},
+   "scale per row, for values >= 0; integers up to 255 exactly): fewer bytes per nonzero for the "
+   "training loops to read (Buckwild!) but more instructions to widen them, slower where the "
+   "loop does not wait on memory (docs/benchmarks.md); evaluations read the data as given. "
+   "Binary data stores no values at any precision and indices take 16 bits where the dimension "
+   "allows (the report's training_rows)", arg<&A::data_precision>, [](A& a, TC& c) {
+     c.data_precision = parse_data_precision(a.data_precision);
+   }},
   {"--seed", "seed", 0, "seed of the initialisation and the per-epoch shuffles", cfg<&TC::seed>},
   {"--divergence-factor", "divergence_factor", 0, "stop when the training loss exceeds this "
    "multiple of its initial value", cfg<&TC::divergence_factor>},

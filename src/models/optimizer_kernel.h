@@ -93,39 +93,88 @@ void apply_step(const OptimizerConfig& config, ParamStore& w, OptimizerState& st
   float* a = scratch.a.data();
   float* b = scratch.b.data();
   const auto eps = static_cast<float>(config.epsilon);
+  // With P's dense updates plain accesses, a dense step runs body(k) for each entry in one loop
+  // over every buffer it touches, instead of a pass per buffer through the scratch copies: the
+  // same arithmetic in the same order for each entry, fewer bytes read and written (Adam: 28 an
+  // entry instead of 48). Returns whether it did.
+  const auto one_pass = [&](auto&& body) {
+    if constexpr (kPlainAccesses<P>) {
+      if (dense) {
+        for (std::size_t k = 0; k < n; ++k) body(k);
+        return true;
+      }
+    }
+    return false;
+  };
+  float* x = w.data();
+  float* s1 = state.s1 ? state.s1->data() : nullptr;
+  float* s2 = state.s2 ? state.s2->data() : nullptr;
   switch (config.kind) {
     case OptimizerKind::kSgd: {
       const float scale = eta * c;
-      update(w, [=](float x, std::size_t k) { return x - scale * g[k]; });
+      update(w, [=](float xk, std::size_t k) { return xk - scale * g[k]; });
       break;
     }
     case OptimizerKind::kMomentum:
     case OptimizerKind::kNesterov: {
       const auto mu = static_cast<float>(config.momentum);
+      const bool heavy_ball = config.kind == OptimizerKind::kMomentum;
+      if (heavy_ball && one_pass([&](std::size_t k) {
+            const float ak = mu * s1[k] + c * g[k];
+            s1[k] = ak;
+            x[k] = x[k] - eta * ak;
+          })) {
+        break;
+      }
+      if (!heavy_ball && one_pass([&](std::size_t k) {
+            const float ak = mu * s1[k] + c * g[k];
+            s1[k] = ak;
+            x[k] = x[k] - eta * (c * g[k] + mu * ak);
+          })) {
+        break;
+      }
       update(*state.s1, [=](float v, std::size_t k) { return a[k] = mu * v + c * g[k]; });
-      if (config.kind == OptimizerKind::kMomentum) {
-        update(w, [=](float x, std::size_t k) { return x - eta * a[k]; });
+      if (heavy_ball) {
+        update(w, [=](float xk, std::size_t k) { return xk - eta * a[k]; });
       } else {
-        update(w, [=](float x, std::size_t k) { return x - eta * (c * g[k] + mu * a[k]); });
+        update(w, [=](float xk, std::size_t k) { return xk - eta * (c * g[k] + mu * a[k]); });
       }
       break;
     }
     case OptimizerKind::kAdagrad:
     case OptimizerKind::kRmsprop: {
-      if (config.kind == OptimizerKind::kAdagrad) {
+      const bool adagrad = config.kind == OptimizerKind::kAdagrad;
+      const auto rho = static_cast<float>(config.rho);
+      const auto step = [&](std::size_t k, float ak) {
+        s1[k] = ak;
+        x[k] = x[k] - eta * c * g[k] / (std::sqrt(ak) + eps);
+      };
+      if (adagrad && one_pass([&](std::size_t k) {
+            const float gk = c * g[k];
+            step(k, s1[k] + gk * gk);
+          })) {
+        break;
+      }
+      if (!adagrad && one_pass([&](std::size_t k) {
+            const float gk = c * g[k];
+            step(k, rho * s1[k] + (1 - rho) * gk * gk);
+          })) {
+        break;
+      }
+      if (adagrad) {
         update(*state.s1, [=](float s, std::size_t k) {
           const float gk = c * g[k];
           return a[k] = s + gk * gk;
         });
       } else {
-        const auto rho = static_cast<float>(config.rho);
         update(*state.s1, [=](float s, std::size_t k) {
           const float gk = c * g[k];
           return a[k] = rho * s + (1 - rho) * gk * gk;
         });
       }
-      update(w,
-             [=](float x, std::size_t k) { return x - eta * c * g[k] / (std::sqrt(a[k]) + eps); });
+      update(w, [=](float xk, std::size_t k) {
+        return xk - eta * c * g[k] / (std::sqrt(a[k]) + eps);
+      });
       break;
     }
     case OptimizerKind::kAdam: {
@@ -140,24 +189,16 @@ void apply_step(const OptimizerConfig& config, ParamStore& w, OptimizerState& st
       // adam_moment_bound / root_hat, so holding each step to that leaves a consistent
       // (serial) history as it is and keeps such a pair to a step of ordinary size.
       const float largest = eta_hat * adam_moment_bound(config.beta1, config.beta2) / root_hat;
-      if constexpr (kPlainAccesses<P>) {
-        if (dense) {
-          // One pass over w, m and v instead of three (m, then v, then w through the scratch
-          // copies): 28 bytes an entry read and written instead of 48, the same arithmetic.
-          float* m = state.s1->data();
-          float* v = state.s2->data();
-          float* x = w.data();
-          for (std::size_t k = 0; k < n; ++k) {
-            const float mk = b1 * m[k] + (1 - b1) * c * g[k];
+      if (one_pass([&](std::size_t k) {
+            const float mk = b1 * s1[k] + (1 - b1) * c * g[k];
             const float gk = c * g[k];
-            const float vk = b2 * v[k] + (1 - b2) * gk * gk;
-            m[k] = mk;
-            v[k] = vk;
+            const float vk = b2 * s2[k] + (1 - b2) * gk * gk;
+            s1[k] = mk;
+            s2[k] = vk;
             const float step = eta_hat * mk / (std::sqrt(vk) * root_hat + eps);
             x[k] = x[k] - std::clamp(step, -largest, largest);
-          }
-          break;
-        }
+          })) {
+        break;
       }
       update(*state.s1,
              [=](float m, std::size_t k) { return a[k] = b1 * m + (1 - b1) * c * g[k]; });
@@ -165,9 +206,9 @@ void apply_step(const OptimizerConfig& config, ParamStore& w, OptimizerState& st
         const float gk = c * g[k];
         return b[k] = b2 * v + (1 - b2) * gk * gk;
       });
-      update(w, [=](float x, std::size_t k) {
+      update(w, [=](float xk, std::size_t k) {
         const float step = eta_hat * a[k] / (std::sqrt(b[k]) * root_hat + eps);
-        return x - std::clamp(step, -largest, largest);
+        return xk - std::clamp(step, -largest, largest);
       });
       break;
     }
