@@ -16,6 +16,8 @@
 #include "fuzz/idx_contract.h"
 #include "fuzz/libsvm_contract.h"
 #include "fuzz/ratings_contract.h"
+#include "hogwild/checkpoint.h"
+#include "hogwild/error.h"
 #include "hogwild/libsvm.h"
 
 namespace fs = std::filesystem;
@@ -155,6 +157,18 @@ TEST_CASE("every IDX, ratings and checkpoint seed keeps its reader's contract") 
         hogwild::fuzz::check_checkpoint(hogwild::fuzz::with_valid_crc(slurp(entry.path())));
     CHECK(outcome.violation == "");
   }
+}
+
+TEST_CASE("regression: a checkpoint count written as a float beyond 2^64 is refused, not cast") {
+  // The checkpoint fuzzer (under UBSan) found metadata with "items": 184467440737095516150,
+  // which JSON reads as a double; nlohmann's get<std::uint64_t> cast it, undefined behaviour.
+  // Counts are now read only from JSON integers within their type's range.
+  const std::string bytes = hogwild::fuzz::with_valid_crc(
+      slurp(corpus_dir("checkpoint") / "invalid_count_beyond_range.ckpt"));
+  CHECK_THROWS_WITH_AS(hogwild::parse_checkpoint(bytes, "c.ckpt"),
+                       doctest::Contains("c.ckpt: expected checkpoint metadata with integer "
+                                         "counts and a config object, found 'items' holding"),
+                       hogwild::InputError);
 }
 
 TEST_CASE("regression: a damaged gzip trailer claiming 4 GiB does not size the first allocation") {

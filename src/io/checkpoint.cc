@@ -212,30 +212,68 @@ void check_header(std::string_view bytes, std::string_view name) {
   }
 }
 
+// `value` (field `key`) as an integer of type T: a JSON integer within T's range. (nlohmann's
+// get converts any number with a cast, undefined for a float beyond the type's range.)
+template <class T>
+T integer_of(const nlohmann::ordered_json& value, const char* key) {
+  const auto fail = [&] {
+    return std::invalid_argument(fmt::format("'{}' holding {}, not an integer in [{}, {}]", key,
+                                             value.dump(), std::numeric_limits<T>::min(),
+                                             std::numeric_limits<T>::max()));
+  };
+  if (value.is_number_unsigned()) {
+    const auto v = value.get<std::uint64_t>();
+    if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) throw fail();
+    return static_cast<T>(v);
+  }
+  if (!value.is_number_integer()) throw fail();
+  const auto v = value.get<std::int64_t>();
+  if (v < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
+      (v > 0 &&
+       static_cast<std::uint64_t>(v) > static_cast<std::uint64_t>(std::numeric_limits<T>::max()))) {
+    throw fail();
+  }
+  return static_cast<T>(v);
+}
+
+template <class T>
+T integer_at(const nlohmann::ordered_json& j, const char* key) {
+  return integer_of<T>(j.at(key), key);
+}
+
+// Field `key` of `j` as a list of counts.
+std::vector<std::uint64_t> counts_at(const nlohmann::ordered_json& j, const char* key) {
+  const auto& list = j.at(key);
+  if (!list.is_array()) throw std::invalid_argument(fmt::format("'{}' not a list", key));
+  std::vector<std::uint64_t> counts;
+  for (const auto& value : list) counts.push_back(integer_of<std::uint64_t>(value, key));
+  return counts;
+}
+
 // The metadata's fields into `c`.
 void parse_metadata(std::string_view meta_text, std::string_view name, Checkpoint& c) {
   try {
     const auto meta = nlohmann::ordered_json::parse(meta_text);
     c.model = meta.at("model").get<std::string>();
     c.format = meta.at("format").get<std::string>();
-    c.epoch = meta.at("epoch").get<int>();
-    c.features = meta.at("features").get<std::uint64_t>();
-    c.classes = meta.at("classes").get<std::uint64_t>();
-    c.hidden = meta.at("hidden").get<std::vector<std::uint64_t>>();
-    c.users = meta.at("users").get<std::uint64_t>();
-    c.items = meta.at("items").get<std::uint64_t>();
-    c.rank = meta.at("rank").get<std::uint64_t>();
+    c.epoch = integer_at<int>(meta, "epoch");
+    c.features = integer_at<std::uint64_t>(meta, "features");
+    c.classes = integer_at<std::uint64_t>(meta, "classes");
+    c.hidden = counts_at(meta, "hidden");
+    c.users = integer_at<std::uint64_t>(meta, "users");
+    c.items = integer_at<std::uint64_t>(meta, "items");
+    c.rank = integer_at<std::uint64_t>(meta, "rank");
     c.mean = meta.at("mean").get<double>();
     c.labels = meta.at("labels").get<std::vector<double>>();
     c.initial_loss = meta.at("initial_loss").get<double>();
     c.elapsed = meta.at("elapsed").get<double>();
-    c.samples = meta.at("samples").get<std::uint64_t>();
-    c.worker_updates = meta.at("worker_updates").get<std::vector<std::uint64_t>>();
+    c.samples = integer_at<std::uint64_t>(meta, "samples");
+    c.worker_updates = counts_at(meta, "worker_updates");
     c.zero_based = meta.value("zero_based", false);  // absent from the first checkpoints
     c.intercept = meta.value("intercept", false);
     if (const auto plateau = meta.find("plateau"); plateau != meta.end()) {
       c.plateau = {plateau->at("scale").get<double>(), plateau->at("best").get<double>(),
-                   plateau->at("wait").get<int>()};
+                   integer_at<int>(*plateau, "wait")};
     }
     const auto& config = meta.at("config");
     if (!config.is_object()) throw std::invalid_argument("config is not an object");
@@ -246,8 +284,9 @@ void parse_metadata(std::string_view meta_text, std::string_view name, Checkpoin
                     "model's fields, found an error: {}",
                     name, e.what()));
   } catch (const std::invalid_argument& e) {
-    throw InputError(fmt::format("{}: expected checkpoint metadata with a config object, found {}",
-                                 name, e.what()));
+    throw InputError(fmt::format(
+        "{}: expected checkpoint metadata with integer counts and a config object, found {}", name,
+        e.what()));
   }
 }
 
