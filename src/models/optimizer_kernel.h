@@ -69,6 +69,49 @@ inline constexpr bool kPlainAccesses = std::is_same_v<P, SerialPolicy>
 #endif
     ;
 
+/// Adam's step: one pass over w, m and v where P allows (one_pass), else a pass per buffer
+/// (update) through the scratch copies a and b. g is the gradient, c its clipping factor.
+template <class Update, class OnePass>
+void adam_step(const OptimizerConfig& config, ParamStore& w, OptimizerState& state, const float* g,
+               float c, float eta, double t, float* a, float* b, Update& update,
+               OnePass& one_pass) {
+  float* x = w.data();
+  float* s1 = state.s1->data();
+  float* s2 = state.s2->data();
+  const auto eps = static_cast<float>(config.epsilon);
+  const auto b1 = static_cast<float>(config.beta1);
+  const auto b2 = static_cast<float>(config.beta2);
+  const auto eta_hat = static_cast<float>(eta / (1 - std::pow(config.beta1, t)));
+  const auto root_hat = static_cast<float>(1 / std::sqrt(1 - std::pow(config.beta2, t)));
+  // Concurrent workers can pair one worker's new m with the v from before its write (m is
+  // written before v; a stalled write can also put back an old v). With a zero gradient
+  // here that v can be 0 while m is not, and the step m / (0 + eps) throws the weight out
+  // by orders of magnitude. No real history moves a weight further than eta_hat times
+  // adam_moment_bound / root_hat, so holding each step to that leaves a consistent
+  // (serial) history as it is and keeps such a pair to a step of ordinary size.
+  const float largest = eta_hat * adam_moment_bound(config.beta1, config.beta2) / root_hat;
+  if (one_pass([&](std::size_t k) {
+        const float mk = b1 * s1[k] + (1 - b1) * c * g[k];
+        const float gk = c * g[k];
+        const float vk = b2 * s2[k] + (1 - b2) * gk * gk;
+        s1[k] = mk;
+        s2[k] = vk;
+        const float step = eta_hat * mk / (std::sqrt(vk) * root_hat + eps);
+        x[k] = x[k] - std::clamp(step, -largest, largest);
+      })) {
+    return;
+  }
+  update(*state.s1, [=](float m, std::size_t k) { return a[k] = b1 * m + (1 - b1) * c * g[k]; });
+  update(*state.s2, [=](float v, std::size_t k) {
+    const float gk = c * g[k];
+    return b[k] = b2 * v + (1 - b2) * gk * gk;
+  });
+  update(w, [=](float xk, std::size_t k) {
+    const float step = eta_hat * a[k] / (std::sqrt(b[k]) * root_hat + eps);
+    return xk - std::clamp(step, -largest, largest);
+  });
+}
+
 /// Applies one step of `config` with step size `eta`; `t` >= 1 counts steps for Adam.
 template <class P>
 void apply_step(const OptimizerConfig& config, ParamStore& w, OptimizerState& state,
@@ -108,7 +151,6 @@ void apply_step(const OptimizerConfig& config, ParamStore& w, OptimizerState& st
   };
   float* x = w.data();
   float* s1 = state.s1 ? state.s1->data() : nullptr;
-  float* s2 = state.s2 ? state.s2->data() : nullptr;
   switch (config.kind) {
     case OptimizerKind::kSgd: {
       const float scale = eta * c;
@@ -177,41 +219,9 @@ void apply_step(const OptimizerConfig& config, ParamStore& w, OptimizerState& st
       });
       break;
     }
-    case OptimizerKind::kAdam: {
-      const auto b1 = static_cast<float>(config.beta1);
-      const auto b2 = static_cast<float>(config.beta2);
-      const auto eta_hat = static_cast<float>(eta / (1 - std::pow(config.beta1, t)));
-      const auto root_hat = static_cast<float>(1 / std::sqrt(1 - std::pow(config.beta2, t)));
-      // Concurrent workers can pair one worker's new m with the v from before its write (m is
-      // written before v; a stalled write can also put back an old v). With a zero gradient
-      // here that v can be 0 while m is not, and the step m / (0 + eps) throws the weight out
-      // by orders of magnitude. No real history moves a weight further than eta_hat times
-      // adam_moment_bound / root_hat, so holding each step to that leaves a consistent
-      // (serial) history as it is and keeps such a pair to a step of ordinary size.
-      const float largest = eta_hat * adam_moment_bound(config.beta1, config.beta2) / root_hat;
-      if (one_pass([&](std::size_t k) {
-            const float mk = b1 * s1[k] + (1 - b1) * c * g[k];
-            const float gk = c * g[k];
-            const float vk = b2 * s2[k] + (1 - b2) * gk * gk;
-            s1[k] = mk;
-            s2[k] = vk;
-            const float step = eta_hat * mk / (std::sqrt(vk) * root_hat + eps);
-            x[k] = x[k] - std::clamp(step, -largest, largest);
-          })) {
-        break;
-      }
-      update(*state.s1,
-             [=](float m, std::size_t k) { return a[k] = b1 * m + (1 - b1) * c * g[k]; });
-      update(*state.s2, [=](float v, std::size_t k) {
-        const float gk = c * g[k];
-        return b[k] = b2 * v + (1 - b2) * gk * gk;
-      });
-      update(w, [=](float xk, std::size_t k) {
-        const float step = eta_hat * a[k] / (std::sqrt(b[k]) * root_hat + eps);
-        return xk - std::clamp(step, -largest, largest);
-      });
+    case OptimizerKind::kAdam:
+      adam_step(config, w, state, g, c, eta, t, a, b, update, one_pass);
       break;
-    }
   }
 }
 
