@@ -126,9 +126,10 @@ void print_summary(const hogwild::Report& report) {
              hogwild::to_string(c.policy), workers_text(report),
              human_rate(report.samples_per_second), report.samples, report.train_seconds);
   if (const auto& rows = report.training_rows) {
-    fmt::print("training rows: {}-bit indices, values {}, {} bytes per nonzero\n", rows->index_bits,
-               rows->values == "none" ? "none (every value is 1)" : rows->values,
-               rows->bytes_per_nonzero);
+    fmt::print("training rows: {}-bit indices, values {}, {} bytes per nonzero{}\n",
+               rows->index_bits, rows->values == "none" ? "none (every value is 1)" : rows->values,
+               rows->bytes_per_nonzero,
+               rows->renumbered ? ", features renumbered by frequency" : "");
   }
   if (c.schedule->kind == hogwild::ScheduleSpec::Kind::kTime || c.schedule->batch > 1 ||
       c.speed.active()) {

@@ -267,6 +267,14 @@ const TrainOption kTable[] = {
    "allows (the report's training_rows)", arg<&A::data_precision>, [](A& a, TC& c) {
      c.data_precision = parse_data_precision(a.data_precision);
    }},
+  {"--feature-order", "feature_order", kLinearOnly | kFreeOnResume, "linear models: frequency "
+   "(the training loops see the features renumbered by how many examples hold them, the most "
+   "frequent first, where the model is wider than 2^18 features and --data-precision is f32: "
+   "the weights the rows touch most share cache lines; the same results, bit for bit, for a copy "
+   "of the indices) or given (the file's numbering)", arg<&A::feature_order>,
+   [](A& a, TC& c) {
+     c.frequency_order = either("--feature-order", a.feature_order, "frequency", "given");
+   }},
   {"--seed", "seed", 0, "seed of the initialisation and the per-epoch shuffles", cfg<&TC::seed>},
   {"--divergence-factor", "divergence_factor", 0, "stop when the training loss exceeds this "
    "multiple of its initial value", cfg<&TC::divergence_factor>},

@@ -20,6 +20,7 @@
 #include "engine/coherence_probe.h"
 #include "engine/delay_layer.h"
 #include "engine/driver.h"
+#include "engine/feature_order.h"
 #include "engine/hot_rows.h"
 #include "engine/landings.h"
 #include "engine/minibatch.h"
@@ -281,8 +282,22 @@ struct alignas(kCacheLine) WorkerState {
   detail::WorkerStats stats;
 };
 
-// Cosine of two training rows, as the loops read them.
-double sparse_cosine(const detail::PackedRows& rows, std::uint32_t a, std::uint32_t b) {
+// Cosine of two training rows, as the loops read them: the data set's own rows when the loops'
+// are renumbered (their indices no longer increase along a row; f32 values, the same floats).
+double sparse_cosine(const detail::PackedRows& rows, const Dataset& data, std::uint32_t a,
+                     std::uint32_t b) {
+  if (rows.renumbered()) {
+    const SparseRow x = data.row(a), y = data.row(b);
+    return detail::sparse_cosine(
+        x.indices.size(),
+        [&](std::size_t i) {
+          return std::pair{x.indices[i], x.values[i]};
+        },
+        y.indices.size(),
+        [&](std::size_t i) {
+          return std::pair{y.indices[i], y.values[i]};
+        });
+  }
   return rows.visit(a, [&](const auto* a_idx, auto a_val, std::size_t a_n) {
     return rows.visit(b, [&](const auto* b_idx, auto b_val, std::size_t b_n) {
       return detail::sparse_cosine(
@@ -996,7 +1011,8 @@ class Engine {
         window_base_ + pos * kCoherenceWindowsPerEpoch / std::max<std::size_t>(len, 1);
     if (window >= s.stats.coherence_sum.size()) return;
     const double sign = (coef > 0) == (s.saved_coef > 0) ? 1.0 : -1.0;
-    detail::CoherenceProbe::add(s.stats, window, sign * sparse_cosine(rows_, r, s.saved_row));
+    detail::CoherenceProbe::add(s.stats, window,
+                                sign * sparse_cosine(rows_, data_, r, s.saved_row));
   }
 
   ParamStore& store_;
@@ -1045,7 +1061,24 @@ struct LinearRun {
   std::optional<Dataset> loss_sample{};             // --train-loss-sample: the rows measured
   std::vector<float> y_loss_sample{};               // and their labels
   std::vector<float> average{};                     // --average epochs: the model; else empty
+  // --feature-order frequency: feature j's place in the store and the averages (empty: j), and
+  // the weights put back in the given order for whatever leaves the kernel: the model
+  // evaluated, a state's parameters and its last weights (averaging).
+  std::vector<std::uint32_t> numbers{};
+  std::array<std::vector<float>, 3> given{};
 };
+
+// Which of LinearRun::given a put-back copy goes to.
+enum Given { kEvaluated, kParameters, kLastWeights };
+
+// `weights` in the given order: as they are, or put back into run.given[to].
+std::span<const float> in_given_order(LinearRun& run, std::span<const float> weights, Given to) {
+  if (run.numbers.empty()) return weights;
+  std::vector<float>& given = run.given[to];
+  given.resize(weights.size());
+  run.arena.execute([&] { detail::to_given(weights, run.numbers, given); });
+  return given;
+}
 
 // The linear kernel: the Engine's loops behind the driver's interface, for one policy, loss and
 // regularisation chosen once. Workers read its fields on every sample: it has its cache lines to
@@ -1105,9 +1138,10 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   }
   EpochRecord evaluate(bool with_test) override {
     EpochRecord result;
-    result.train = run_.loss_sample ? evaluated(*run_.loss_sample, run_.y_loss_sample)
-                                    : evaluated(run_.train_data, run_.y_train);
-    if (run_.test_data && with_test) result.test = evaluated(*run_.test_data, run_.y_test);
+    const std::span<const float> w = model();
+    result.train = run_.loss_sample ? evaluated(w, *run_.loss_sample, run_.y_loss_sample)
+                                    : evaluated(w, run_.train_data, run_.y_train);
+    if (run_.test_data && with_test) result.test = evaluated(w, *run_.test_data, run_.y_test);
     return result;
   }
   // One step per epoch. The epoch schedule multiplies by the decay once per epoch, so a resumed
@@ -1136,24 +1170,27 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   // training goes on from, are its one state buffer.
   void fill_state(TrainState& state) const override {
     if (run_.average.empty()) {
-      state.weights = run_.store.values();
+      state.weights = in_given_order(run_, run_.store.values(), kParameters);
       return;
     }
-    state.weights = run_.average;
-    state.optimizer_state.push_back(run_.store.values());
+    state.weights = in_given_order(run_, run_.average, kParameters);
+    state.optimizer_state.push_back(in_given_order(run_, run_.store.values(), kLastWeights));
   }
 
  private:
   WorkerState& state(int worker) { return run_.states[static_cast<std::size_t>(worker)]; }
 
-  // The model: the mean with --average epochs, else the shared weights.
+  // The model in the given order: the mean with --average epochs, else the shared weights.
   std::span<const float> model() const {
-    if (run_.average.empty()) return run_.store.values();
-    return run_.average;
+    return in_given_order(run_,
+                          run_.average.empty() ? std::span<const float>(run_.store.values())
+                                               : std::span<const float>(run_.average),
+                          kEvaluated);
   }
 
-  Evaluation evaluated(const Dataset& data, std::span<const float> y) const {
-    return evaluate_mapped<Loss>(model(), *run_.config.l2, data, y, run_.arena);
+  Evaluation evaluated(std::span<const float> w, const Dataset& data,
+                       std::span<const float> y) const {
+    return evaluate_mapped<Loss>(w, *run_.config.l2, data, y, run_.arena);
   }
 
   LinearRun& run_;
@@ -1180,6 +1217,17 @@ void resume_weights(const TrainState& resume, bool averaging, std::span<float> w
   }
   std::copy(last.begin(), last.end(), weights.begin());
   if (averaging) average.assign(resume.weights.begin(), resume.weights.end());
+}
+
+// Moves the shared weights and the average, filled in the given order (zeros, or a checkpoint's),
+// to their places under run.numbers.
+void renumber_weights(LinearRun& run) {
+  const auto move = [&](std::span<float> weights) {
+    const std::vector<float> given(weights.begin(), weights.end());
+    run.arena.execute([&] { detail::to_numbered(given, run.numbers, weights); });
+  };
+  move(run.store.values());
+  if (!run.average.empty()) move(run.average);
 }
 
 // The kernel for the run's policy, loss and regularisation.
@@ -1278,9 +1326,18 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
     run.loss_sample.emplace(detail::subset(train_data, loss_rows));
     run.y_loss_sample = mapped_labels(*run.loss_sample, label_values, "training data");
   }
+  const bool hot = config.replicate > 0 && config.hot_features > 0;
+  // The hot layout numbers its own features; several processes merge one numbering.
+  const bool renumber = config.frequency_order && dim > detail::kFrequencyOrderMinFeatures &&
+                        config.data_precision == DataPrecision::kF32 && !hot &&
+                        callbacks.exchange == nullptr;
   std::vector<std::uint32_t> counts;
-  if (*config.l2 > 0 || config.hot_features > 0) counts = feature_counts(train_data);
-  if (config.replicate > 0 && config.hot_features > 0) {
+  if (*config.l2 > 0 || config.hot_features > 0 || renumber) counts = feature_counts(train_data);
+  if (renumber) {
+    run.numbers = detail::frequency_numbers(counts);
+    renumber_weights(run);
+  }
+  if (hot) {
     arena.execute([&] {
       run.hot.emplace(
           detail::hot_rows(train_data, detail::hottest_features(counts, config.hot_features)));
@@ -1292,19 +1349,27 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   if (*config.l2 > 0) {
     run.reg_scale.assign(dim, 0.0f);
     for (std::size_t j = 0; j < counts.size(); ++j) {
-      if (counts[j] > 0) run.reg_scale[j] = static_cast<float>(static_cast<double>(n) / counts[j]);
+      if (counts[j] == 0) continue;
+      run.reg_scale[run.numbers.empty() ? j : run.numbers[j]] =
+          static_cast<float>(static_cast<double>(n) / counts[j]);
     }
     run.shrink.resize(dim);
   }
-  arena.execute([&] { run.rows.emplace(train_data, config.data_precision); });
+  arena.execute([&] { run.rows.emplace(train_data, config.data_precision, run.numbers); });
   report.training_rows = RowLayout{run.rows->index_bits(), to_string(run.rows->values()),
-                                   run.rows->bytes_per_nonzero()};
+                                   run.rows->bytes_per_nonzero(), run.rows->renumbered()};
   const auto kernel = make_linear_kernel(run);
   std::vector<const WorkerStats*> measured;
   for (const auto& state : states) measured.push_back(&state.stats);
   drive_into(report, driver_config(config, n, workers), *kernel, clocks, resume, measured, store,
              config.policy);
-  if (config.keep_weights && !run.average.empty()) report.weights = run.average;
+  if (config.keep_weights) {
+    const auto model = in_given_order(
+        run, run.average.empty() ? std::span<const float>(store.values()) : run.average,
+        kParameters);
+    if (!run.average.empty() || !run.numbers.empty())
+      report.weights.assign(model.begin(), model.end());
+  }
   return report;
 }
 

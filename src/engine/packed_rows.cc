@@ -1,7 +1,9 @@
 #include "engine/packed_rows.h"
 
 #include <fmt/format.h>
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 
 #include <algorithm>
 #include <cmath>
@@ -48,18 +50,40 @@ std::uint16_t narrow_half(float value) {
   return static_cast<std::uint16_t>(sign | half);
 }
 
-PackedRows::PackedRows(const Dataset& data, DataPrecision precision)
+PackedRows::PackedRows(const Dataset& data, DataPrecision precision,
+                       std::span<const std::uint32_t> numbers)
     : offsets_(data.row_offsets.data()),
+      renumbered_(!numbers.empty()),
       wide_indices_(data.indices.data()),
       float_values_(data.values.data()) {
   values_ = reinterpret_cast<const char*>(float_values_);
-  narrow_ = data.num_features <= std::size_t{std::numeric_limits<std::uint16_t>::max()} + 1;
   const std::size_t nnz = data.nnz();
+  const auto number = [&](std::size_t k) {
+    return renumbered_ ? numbers[data.indices[k]] : data.indices[k];
+  };
+  std::size_t width = data.num_features;  // 1 + the largest index stored
+  if (renumbered_) {
+    width = tbb::parallel_reduce(
+        tbb::blocked_range<std::size_t>(0, nnz), std::size_t{0},
+        [&](const tbb::blocked_range<std::size_t>& range, std::size_t largest) {
+          for (std::size_t k = range.begin(); k < range.end(); ++k) {
+            largest = std::max<std::size_t>(largest, std::size_t{number(k)} + 1);
+          }
+          return largest;
+        },
+        [](std::size_t a, std::size_t b) { return std::max(a, b); });
+  }
+  narrow_ = width <= std::size_t{std::numeric_limits<std::uint16_t>::max()} + 1;
   if (narrow_) {
     narrow_indices_.resize(nnz);
     tbb::parallel_for(std::size_t{0}, nnz, [&](std::size_t k) {
-      narrow_indices_[k] = static_cast<std::uint16_t>(data.indices[k]);
+      narrow_indices_[k] = static_cast<std::uint16_t>(number(k));
     });
+  } else if (renumbered_) {
+    renumbered_indices_.resize(nnz);
+    tbb::parallel_for(std::size_t{0}, nnz,
+                      [&](std::size_t k) { renumbered_indices_[k] = number(k); });
+    wide_indices_ = renumbered_indices_.data();
   }
   if (all_ones(data)) {
     values_kind_ = Values::kOnes;

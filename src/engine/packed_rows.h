@@ -11,6 +11,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -79,8 +80,10 @@ class PackedRows {
   /// asked unless every value is 1 (then none are stored, at any precision), indices in 16 bits
   /// when every index is below 65,536. InputError naming `data.source` when the values do not
   /// fit the precision (u8: a negative value; f16: a magnitude beyond 65,504). u8 holds rows of
-  /// integers up to 255 exactly.
-  PackedRows(const Dataset& data, DataPrecision precision);
+  /// integers up to 255 exactly. With `numbers` (feature_order.h), feature j is stored as
+  /// numbers[j], each row's nonzeros kept in their order.
+  PackedRows(const Dataset& data, DataPrecision precision,
+             std::span<const std::uint32_t> numbers = {});
 
   /// Calls fn(indices, values, n) for row r, where indices points at its n feature indices
   /// (std::uint16_t or std::uint32_t) and values is one of the value views above; returns what
@@ -112,6 +115,8 @@ class PackedRows {
 
   /// 16 or 32.
   int index_bits() const { return narrow_ ? 16 : 32; }
+  /// True when the features are renumbered (the constructor's `numbers`).
+  bool renumbered() const { return renumbered_; }
   /// How the values are stored.
   Values values() const { return values_kind_; }
   /// Bytes each stored nonzero takes (index and value; a u8 row's scale not counted).
@@ -139,12 +144,14 @@ class PackedRows {
 
   const std::uint64_t* offsets_;
   bool narrow_ = false;
+  bool renumbered_ = false;
   Values values_kind_ = Values::kF32;
   std::size_t value_bytes_ = 4;
   const char* values_ = nullptr;  // the stored values' bytes, for extent()
   const std::uint32_t* wide_indices_;
   const float* float_values_;
   std::vector<std::uint16_t> narrow_indices_;
+  std::vector<std::uint32_t> renumbered_indices_;  // 32-bit indices renumbered
   std::vector<std::uint16_t> half_values_;
   std::vector<std::uint8_t> byte_values_;
   std::vector<float> row_scales_;

@@ -102,6 +102,8 @@ ordered_json linear_config_json(const TrainConfig& c) {
   if (c.data_precision != DataPrecision::kF32) {
     json["data_precision"] = c.data_precision == DataPrecision::kF16 ? "f16" : "u8";
   }
+  // Only when off, as above.
+  if (!c.frequency_order) json["feature_order"] = "given";
   json["order"] = c.block_rows > 0 ? fmt::format("blocks:{}", c.block_rows) : "rows";
   // Samples between replica merges as the run resolved it; 0 = no replicas.
   json["replicate"] = c.replicate;
@@ -379,6 +381,8 @@ ordered_json linear_report_json(const Report& report) {
     json["training_rows"] = {{"index_bits", report.training_rows->index_bits},
                              {"values", report.training_rows->values},
                              {"bytes_per_nonzero", report.training_rows->bytes_per_nonzero}};
+    // Only when renumbered, so the reports of narrower models keep their bytes.
+    if (report.training_rows->renumbered) json["training_rows"]["renumbered"] = true;
   }
   if (!report.labels.empty()) {
     json["label_values"] = {{"negative", report.labels[0]}, {"positive", report.labels[1]}};
