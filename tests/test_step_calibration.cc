@@ -265,3 +265,23 @@ TEST_CASE("the calibration on wide data is the calibration on the features the s
     CHECK_FALSE(a.inconclusive);
   }
 }
+
+TEST_CASE("replicas and their hot features leave the calibration as a serial run's") {
+  // The trials are serial passes without replicas: a run with replicas of its hot features is
+  // calibrated as the serial run is (not refused, and so not the inconclusive default step).
+  const auto problem = test::sparse_problem(3000, 400, 12, 32);
+  TrainConfig serial;
+  serial.optimizer.auto_step = true;
+  serial.policy = Policy::kSerial;
+  TrainConfig hot = serial;
+  hot.policy = Policy::kRacy;
+  hot.threads = 2;
+  hot.replicate = 64;
+  hot.hot_features = 40;
+  const auto reference = detail::calibrate_step(serial, problem.train);
+  const auto calibrated = detail::calibrate_step(hot, problem.train);
+  REQUIRE_FALSE(reference.inconclusive);
+  CHECK_FALSE(calibrated.inconclusive);
+  CHECK(calibrated.chosen == reference.chosen);
+  CHECK(calibrated.losses == reference.losses);
+}

@@ -45,6 +45,7 @@ TrainConfig trial_config(const TrainConfig& config, double step) {
   trial.dynamic_sharding = false;
   trial.block_rows = 0;
   trial.replicate = 0;
+  trial.hot_features = 0;  // chooses what replicas hold: none here
   trial.patience = 0;
   trial.validation_fraction = 0;
   trial.keep_weights = false;
