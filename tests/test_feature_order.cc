@@ -1,9 +1,9 @@
 // Features renumbered by frequency for the training loops (--feature-order): the numbering
 // against one worked out by hand, the weights moved there and back, and whole runs on models
 // wider than 2^18 features against the same runs in the given numbering, bit for bit: serial
-// (with L2, averaging and coherence), simulated with delays and minibatches, resumed from an
-// epoch's state; the layout narrows to 16 bits when few features are seen; racy runs at 1, 2
-// and 4 threads learn as the serial run does.
+// (with L2, averaging and coherence), simulated with delays and minibatches, replicas of the
+// hot features, resumed from an epoch's state; the layout narrows to 16 bits when few features are
+// seen; racy runs at 1, 2 and 4 threads learn as the serial run does.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -86,7 +86,7 @@ TEST_CASE("a renumbered run is the run in the given numbering, bit for bit") {
   for (const double zipf : {1.0, 0.0}) {
     CAPTURE(zipf);
     const auto problem = wide_problem(zipf, 3000, zipf > 0 ? 12 : 40, 11);
-    for (const int variant : {0, 1, 2}) {
+    for (const int variant : {0, 1, 2, 3}) {
       CAPTURE(variant);
       auto config = [&](bool frequency_order) {
         TrainConfig c = logistic(frequency_order);
@@ -98,6 +98,11 @@ TEST_CASE("a renumbered run is the run in the given numbering, bit for bit") {
           c.simulate = 3;
           c.delay = DelaySpec::parse("uniform:6");
           c.schedule = ScheduleSpec::parse("fixed:4");
+        } else if (variant == 3) {  // replicas of the hot features, one worker, with L2
+          c.policy = Policy::kRacy;
+          c.replicate = 64;
+          c.hot_features = 300;
+          c.l2 = 1e-4;
         }
         return c;
       };

@@ -22,12 +22,15 @@ std::vector<std::uint32_t> hottest_features(std::span<const std::uint32_t> count
   return held;
 }
 
-HotRows hot_rows(const Dataset& data, std::vector<std::uint32_t> hot) {
+HotRows hot_rows(const Dataset& data, std::vector<std::uint32_t> hot,
+                 std::span<const std::uint32_t> numbers) {
+  const auto number = [&](std::uint32_t j) { return numbers.empty() ? j : numbers[j]; };
   constexpr std::uint32_t kCold = ~std::uint32_t{0};
   std::vector<std::uint32_t> slot_of(data.num_features, kCold);
   for (std::size_t s = 0; s < hot.size(); ++s) slot_of[hot[s]] = static_cast<std::uint32_t>(s);
   HotRows out;
   out.features = std::move(hot);
+  for (auto& j : out.features) j = number(j);
   out.indices.resize(data.indices.size());
   out.values.resize(data.values.size());
   out.cold_count.resize(data.rows());
@@ -35,7 +38,7 @@ HotRows hot_rows(const Dataset& data, std::vector<std::uint32_t> hot) {
     const std::uint64_t begin = data.row_offsets[r];
     const std::uint64_t end = data.row_offsets[r + 1];
     // Cold nonzeros fill the row from the front, hot ones from the back (in the same order
-    // as stored, so both parts keep increasing indices).
+    // as stored, so both parts keep increasing indices unless renumbered).
     std::uint64_t front = begin;
     std::uint64_t hot_count = 0;
     for (std::uint64_t k = begin; k < end; ++k) hot_count += slot_of[data.indices[k]] != kCold;
@@ -45,7 +48,7 @@ HotRows hot_rows(const Dataset& data, std::vector<std::uint32_t> hot) {
       const std::uint32_t j = data.indices[k];
       const std::uint32_t slot = slot_of[j];
       const std::uint64_t at = slot == kCold ? front++ : back++;
-      out.indices[at] = slot == kCold ? j : slot;
+      out.indices[at] = slot == kCold ? number(j) : slot;
       out.values[at] = data.values[k];
     }
   });

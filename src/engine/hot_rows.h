@@ -16,8 +16,8 @@ namespace hogwild::detail {
 /// The rows of a data set with each row's shared (cold) features first, by feature index, then
 /// its hot ones, each given as its slot in the replicas. Offsets are the data set's own.
 struct HotRows {
-  std::vector<std::uint32_t> features;    ///< slot -> feature index, in index order
-  std::vector<std::uint32_t> indices;     ///< per nonzero: a feature index (cold) or a slot (hot)
+  std::vector<std::uint32_t> features;    ///< slot -> feature index (or number), in index order
+  std::vector<std::uint32_t> indices;     ///< per nonzero: a feature (cold) or a slot (hot)
   std::vector<float> values;              ///< per nonzero, in the order of `indices`
   std::vector<std::uint32_t> cold_count;  ///< per row: how many of its nonzeros come first, cold
 };
@@ -26,7 +26,10 @@ struct HotRows {
 /// never chosen), in index order.
 std::vector<std::uint32_t> hottest_features(std::span<const std::uint32_t> counts, std::size_t k);
 
-/// The rows of `data` laid out for replicas of `hot` (sorted feature indices).
-HotRows hot_rows(const Dataset& data, std::vector<std::uint32_t> hot);
+/// The rows of `data` laid out for replicas of `hot` (sorted feature indices). With `numbers`
+/// (feature_order.h), cold features and `features` are given by their numbers, the places
+/// they have in the renumbered store.
+HotRows hot_rows(const Dataset& data, std::vector<std::uint32_t> hot,
+                 std::span<const std::uint32_t> numbers = {});
 
 }  // namespace hogwild::detail

@@ -1327,9 +1327,9 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
     run.y_loss_sample = mapped_labels(*run.loss_sample, label_values, "training data");
   }
   const bool hot = config.replicate > 0 && config.hot_features > 0;
-  // The hot layout numbers its own features; several processes merge one numbering.
+  // Several processes merge one numbering.
   const bool renumber = config.frequency_order && dim > detail::kFrequencyOrderMinFeatures &&
-                        config.data_precision == DataPrecision::kF32 && !hot &&
+                        config.data_precision == DataPrecision::kF32 &&
                         callbacks.exchange == nullptr;
   std::vector<std::uint32_t> counts;
   if (*config.l2 > 0 || config.hot_features > 0 || renumber) counts = feature_counts(train_data);
@@ -1339,8 +1339,8 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   }
   if (hot) {
     arena.execute([&] {
-      run.hot.emplace(
-          detail::hot_rows(train_data, detail::hottest_features(counts, config.hot_features)));
+      run.hot.emplace(detail::hot_rows(
+          train_data, detail::hottest_features(counts, config.hot_features), run.numbers));
     });
     report.config.hot_features = run.hot->features.size();
   } else {
