@@ -1327,7 +1327,8 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
     run.y_loss_sample = mapped_labels(*run.loss_sample, label_values, "training data");
   }
   const bool hot = config.replicate > 0 && config.hot_features > 0;
-  // Several processes merge one numbering.
+  // Not with several processes: their exchange merges the stores place by place, and each
+  // process would number the features of its part of the data its own way.
   const bool renumber = config.frequency_order && dim > detail::kFrequencyOrderMinFeatures &&
                         config.data_precision == DataPrecision::kF32 &&
                         callbacks.exchange == nullptr;
