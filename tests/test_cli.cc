@@ -1,6 +1,7 @@
 // End-to-end tests of the hogwild command: generate, inspect, train, report, errors.
 #include <bzlib.h>
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -104,6 +106,51 @@ TEST_CASE("gen ctr writes hashed one-hot rows that info reads and train learns")
   // 4.8% clicks: predicting the rate for every row scores about 0.19; the planted model's
   // logits vary with a standard deviation of 2.5, which the run learns part of (0.169).
   CHECK(json["final"]["test_loss"].get<double>() < 0.18);
+}
+
+TEST_CASE(
+    "a model wider than 2^18 features is renumbered by frequency, and info and the report say so") {
+  const auto g =
+      run("gen ctr --rows 3000 --fields 6 --categories 2000 --features 300000 --seed 5 "
+          "--out " +
+          path("wide.svm"));
+  INFO(g.err);
+  REQUIRE(g.code == 0);
+  // The features some row holds, counted from the file itself.
+  std::set<std::string> held;
+  std::istringstream rows(slurp(path("wide.svm")));
+  for (std::string token; rows >> token;) {
+    if (const auto colon = token.find(':'); colon != std::string::npos) {
+      held.insert(token.substr(0, colon));
+    }
+  }
+  const auto info = run("info " + path("wide.svm"));
+  REQUIRE(info.code == 0);
+  // The dimension is the largest index present (at most the 300000 hashed).
+  CHECK(info.out.find(fmt::format("held:            {} of the ", held.size())) !=
+        std::string::npos);
+  CHECK(info.out.find(" features appear in some row (over 262144: a linear run renumbers them "
+                      "by frequency") != std::string::npos);
+  const auto r =
+      run("train --train " + path("wide.svm") + " --epochs 2 --json " + path("wide.json"));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find(", features renumbered by frequency\n") != std::string::npos);
+  const auto json = nlohmann::json::parse(slurp(path("wide.json")));
+  CHECK(json["training_rows"]["renumbered"] == true);
+  CHECK(json["training_rows"]["index_bits"] == (held.size() <= 65536 ? 16 : 32));
+  CHECK_FALSE(json["config"].contains("feature_order"));
+  REQUIRE(run("train --train " + path("wide.svm") + " --epochs 2 --feature-order given --json " +
+              path("given.json"))
+              .code == 0);
+  const auto given = nlohmann::json::parse(slurp(path("given.json")));
+  CHECK_FALSE(given["training_rows"].contains("renumbered"));
+  CHECK(given["config"]["feature_order"] == "given");
+  generate();
+  const auto narrow = run("info " + path("train.svm"));
+  REQUIRE(narrow.code == 0);
+  CHECK(narrow.out.find("held:            ") != std::string::npos);
+  CHECK(narrow.out.find("renumbers") == std::string::npos);
 }
 
 TEST_CASE("a constant feature turns --replicate auto off, and the replicas line says why") {

@@ -18,7 +18,7 @@ using namespace hogwild;
 
 namespace {
 
-constexpr std::size_t kWide = detail::kFrequencyOrderMinFeatures + 40000;
+constexpr std::size_t kWide = TrainConfig::kFrequencyOrderMinFeatures + 40000;
 
 // Seeded rows over kWide features: Zipf 1 (a few thousand features seen) or uniform (more than
 // 65,536 seen, so the renumbered indices need 32 bits).
@@ -159,7 +159,7 @@ TEST_CASE("narrow models and f16 rows keep the given numbering") {
   CHECK_FALSE(train(f16, problem.train, nullptr).training_rows->renumbered);
   SparseGeneratorConfig c;
   c.rows = 500;
-  c.features = detail::kFrequencyOrderMinFeatures;
+  c.features = TrainConfig::kFrequencyOrderMinFeatures;
   TrainConfig narrow = logistic(true);
   narrow.epochs = 1;
   CHECK_FALSE(train(narrow, generate_sparse(c).train, nullptr).training_rows->renumbered);

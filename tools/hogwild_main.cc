@@ -6,12 +6,15 @@
 #include <tbb/global_control.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <string>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "cli_checkpoint.h"
 #include "cli_train.h"
@@ -201,6 +204,15 @@ int run_info(const std::string& path) {
                  ? fmt::format(" (over {:g}%: --replicate auto keeps the weights shared)",
                                100 * hogwild::TrainConfig::kAutoReplicateMaxShare)
                  : "");
+  const std::vector<std::uint32_t> counts = hogwild::feature_counts(data);
+  const auto held = static_cast<std::size_t>(
+      std::count_if(counts.begin(), counts.end(), [](std::uint32_t c) { return c > 0; }));
+  const bool renumbered = s.features > hogwild::TrainConfig::kFrequencyOrderMinFeatures;
+  fmt::print("held:            {} of the {} features appear in some row{}\n", held, s.features,
+             renumbered ? fmt::format(" (over {}: a linear run renumbers them by frequency, "
+                                      "--feature-order)",
+                                      hogwild::TrainConfig::kFrequencyOrderMinFeatures)
+                        : "");
   fmt::print("labels:          {} distinct\n", s.label_counts.size());
   std::size_t shown = 0;
   for (const auto& [label, count] : s.label_counts) {
@@ -266,9 +278,10 @@ int main(int argc, char** argv) {
   std::string info_path;
   auto* info = app.add_subcommand(
       "info",
-      "Print statistics of a LIBSVM file: rows, features, nonzeros, index base, labels, and the "
+      "Print statistics of a LIBSVM file: rows, features, nonzeros, index base, labels, the "
       "share of the squared values its heaviest feature holds (over 2%, --replicate auto keeps "
-      "the weights shared).");
+      "the weights shared), and how many features appear in some row (over 2^18 features, a "
+      "linear run renumbers them by frequency).");
   info->add_option("file", info_path, "LIBSVM/SVMlight file")->required();
 
   std::string known;

@@ -177,6 +177,10 @@ struct TrainConfig {
   /// runs out of 6, of 0.4 (0.14) in 1 of 5, of 0.2 (0.038) by 2.5 points once; of 0.1
   /// (0.0099) never, nor the data alone (0.0014). docs/benchmarks.md.
   static constexpr double kAutoReplicateMaxShare = 0.02;
+  /// Models at most this wide keep the given numbering under frequency_order: their f32
+  /// weights fit in 1 MiB, a core's L2 on the machines measured, where renumbering gained 8%
+  /// against a copy of the indices (docs/benchmarks.md).
+  static constexpr std::size_t kFrequencyOrderMinFeatures = std::size_t{1} << 18;
   /// The CLI's --epochs for mf, a cap on its plateau schedule: on sparse ratings (5000 x 2000
   /// at density 0.01) the training loss still falls after 80 epochs, and the test RMSE with it.
   static constexpr int kFactorisationEpochs = 100;

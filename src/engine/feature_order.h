@@ -14,11 +14,6 @@
 
 namespace hogwild::detail {
 
-/// Models at most this wide keep the given numbering: their f32 weights fit in 1 MiB, a core's
-/// L2 on the machines measured, where renumbering gained 8% (docs/benchmarks.md) against a
-/// copy of the indices.
-inline constexpr std::size_t kFrequencyOrderMinFeatures = std::size_t{1} << 18;
-
 /// The new number of every feature from its count of examples: descending counts, ties in
 /// index order, unseen features last. A permutation of [0, counts.size()).
 std::vector<std::uint32_t> frequency_numbers(std::span<const std::uint32_t> counts);

@@ -1329,7 +1329,7 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   const bool hot = config.replicate > 0 && config.hot_features > 0;
   // Not with several processes: their exchange merges the stores place by place, and each
   // process would number the features of its part of the data its own way.
-  const bool renumber = config.frequency_order && dim > detail::kFrequencyOrderMinFeatures &&
+  const bool renumber = config.frequency_order && dim > TrainConfig::kFrequencyOrderMinFeatures &&
                         config.data_precision == DataPrecision::kF32 &&
                         callbacks.exchange == nullptr;
   std::vector<std::uint32_t> counts;
