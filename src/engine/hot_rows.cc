@@ -2,24 +2,20 @@
 
 #include <tbb/parallel_for.h>
 
-#include <algorithm>
-#include <numeric>
+#include "engine/feature_order.h"
 
 namespace hogwild::detail {
 
-std::vector<std::uint32_t> hottest_features(std::span<const std::uint32_t> counts, std::size_t k) {
-  std::vector<std::uint32_t> held;
-  for (std::size_t j = 0; j < counts.size(); ++j) {
-    if (counts[j] > 0) held.push_back(static_cast<std::uint32_t>(j));
+std::vector<std::uint32_t> hottest_features(std::span<const std::uint32_t> counts, std::size_t k,
+                                            std::span<const std::uint32_t> numbers) {
+  // The first k of the frequency order, so that renumbered runs hold numbers 0..k-1.
+  std::vector<std::uint32_t> own;
+  if (numbers.empty()) numbers = own = frequency_numbers(counts);
+  std::vector<std::uint32_t> hot;
+  for (std::uint32_t j = 0; j < counts.size(); ++j) {
+    if (counts[j] > 0 && numbers[j] < k) hot.push_back(j);
   }
-  k = std::min(k, held.size());
-  const auto hotter = [&](std::uint32_t a, std::uint32_t b) {
-    return counts[a] != counts[b] ? counts[a] > counts[b] : a < b;
-  };
-  std::nth_element(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(k), held.end(), hotter);
-  held.resize(k);
-  std::sort(held.begin(), held.end());
-  return held;
+  return hot;
 }
 
 HotRows hot_rows(const Dataset& data, std::vector<std::uint32_t> hot,

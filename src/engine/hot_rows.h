@@ -23,8 +23,10 @@ struct HotRows {
 };
 
 /// The `k` features held by the most rows (ties to the lower index; features no row holds are
-/// never chosen), in index order.
-std::vector<std::uint32_t> hottest_features(std::span<const std::uint32_t> counts, std::size_t k);
+/// never chosen), in index order: the first `k` of frequency_numbers(counts), or of `numbers`
+/// when the caller has them already.
+std::vector<std::uint32_t> hottest_features(std::span<const std::uint32_t> counts, std::size_t k,
+                                            std::span<const std::uint32_t> numbers = {});
 
 /// The rows of `data` laid out for replicas of `hot` (sorted feature indices). With `numbers`
 /// (feature_order.h), cold features and `features` are given by their numbers, the places

@@ -1341,7 +1341,8 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   if (hot) {
     arena.execute([&] {
       run.hot.emplace(detail::hot_rows(
-          train_data, detail::hottest_features(counts, config.hot_features), run.numbers));
+          train_data, detail::hottest_features(counts, config.hot_features, run.numbers),
+          run.numbers));
     });
     report.config.hot_features = run.hot->features.size();
   } else {
