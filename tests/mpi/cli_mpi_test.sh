@@ -4,7 +4,10 @@
 #   cli_mpi_test.sh CASE HOGWILD WORK_DIR MPIRUN [MPIRUN_FLAGS...]
 #
 #   accuracy      2 and 3 processes, rma and allreduce, reach the test accuracy of one process
-#                 within 1 point on the RCV1-like data; the report counts staleness across them
+#                 within 1 point on the RCV1-like data; the report counts staleness across them.
+#                 rma runs with --sync-bound 2: unbounded, how stale a process's reads get
+#                 depends on the scheduler (3 processes on 2 loaded cores once lost 5 points),
+#                 and only the bound makes the accuracy a property of the run, not of the load
 #   reproducible  allreduce with one thread per process and a fixed seed: two runs agree to the
 #                 last digit of every loss
 #   bad_input     a missing or malformed training file (the line of the whole file from the
@@ -76,8 +79,10 @@ case $case_name in
     single=$(json single.json "r['final']['test_accuracy']")
     for np in 2 3; do
       for sync in rma allreduce; do
-        "${mpirun[@]}" -np "$np" "$hogwild" "${common[@]}" --sync "$sync" --json "$np-$sync.json" \
-          >/dev/null
+        bound=()
+        [[ $sync == rma ]] && bound=(--sync-bound 2)
+        "${mpirun[@]}" -np "$np" "$hogwild" "${common[@]}" --sync "$sync" "${bound[@]}" \
+          --json "$np-$sync.json" >/dev/null
         accuracy=$(json "$np-$sync.json" "r['final']['test_accuracy']")
         echo "$np processes, $sync: test accuracy $accuracy (one process: $single)"
         python3 -c "import sys; sys.exit(abs($accuracy - $single) > 0.01)" ||
