@@ -75,6 +75,12 @@ void Processes::connect(const TrainArgs& args) {
     throw hogwild::InputError(fmt::format(
         "--compare-serial: expected a single process, found {} started by mpirun", ranks_));
   }
+  if (c.weights == hogwild::WeightPrecision::kBf16) {
+    throw hogwild::InputError(fmt::format(
+        "--weights: expected f32 across processes (their exchange merges float weights), found "
+        "bf16 with {} processes started by mpirun",
+        ranks_));
+  }
   exchange_ = hogwild::make_mpi_exchange(*session(), hogwild::parse_sync_mode(args.sync),
                                          args.sync_every, args.sync_bound);
 #else

@@ -126,10 +126,11 @@ void print_summary(const hogwild::Report& report) {
              hogwild::to_string(c.policy), workers_text(report),
              human_rate(report.samples_per_second), report.samples, report.train_seconds);
   if (const auto& rows = report.training_rows) {
-    fmt::print("training rows: {}-bit indices, values {}, {} bytes per nonzero{}\n",
-               rows->index_bits, rows->values == "none" ? "none (every value is 1)" : rows->values,
-               rows->bytes_per_nonzero,
-               rows->renumbered ? ", features renumbered by frequency" : "");
+    fmt::print(
+        "training rows: {}-bit indices, values {}, {} bytes per nonzero{}{}\n", rows->index_bits,
+        rows->values == "none" ? "none (every value is 1)" : rows->values, rows->bytes_per_nonzero,
+        rows->renumbered ? ", features renumbered by frequency" : "",
+        c.weights == hogwild::WeightPrecision::kBf16 ? "; weights bf16 (stochastic rounding)" : "");
   }
   if (c.schedule->kind == hogwild::ScheduleSpec::Kind::kTime || c.schedule->batch > 1 ||
       c.speed.active()) {

@@ -275,6 +275,15 @@ const TrainOption kTable[] = {
    [](A& a, TC& c) {
      c.frequency_order = either("--feature-order", a.feature_order, "frequency", "given");
    }},
+  {"--weights", "weights", kLinearOnly | kFreeOnResume, "linear models: how the training loops "
+   "store the shared weights: f32 or bf16 (bfloat16, half the bytes, each sum rounded "
+   "stochastically so small steps land on average): for models that do not fit the caches "
+   "(2x on a million features, docs/benchmarks.md); racy or serial policy, single-sample "
+   "updates, one process; evaluations, checkpoints and reports read them as floats",
+   arg<&A::weights>, [](A& a, TC& c) {
+     c.weights = either("--weights", a.weights, "f32", "bf16") ? hogwild::WeightPrecision::kF32
+                                                              : hogwild::WeightPrecision::kBf16;
+   }},
   {"--seed", "seed", 0, "seed of the initialisation and the per-epoch shuffles", cfg<&TC::seed>},
   {"--divergence-factor", "divergence_factor", 0, "stop when the training loss exceeds this "
    "multiple of its initial value", cfg<&TC::divergence_factor>},

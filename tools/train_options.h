@@ -38,6 +38,7 @@ struct TrainArgs {
   std::string average = "off";                                ///< --average
   std::string data_precision = "f32";                         ///< --data-precision
   std::string feature_order = "frequency";                    ///< --feature-order
+  std::string weights = "f32";                                ///< --weights
   hogwild::IndexBase index_base = hogwild::IndexBase::kAuto;  ///< from --zero-based
   std::string step = "auto";                                  ///< --step: a number or auto
   std::string clock = "rounds", sample_cost = "1us";          ///< --clock, --sample-cost

@@ -33,6 +33,11 @@ struct LinearModel {
 /// half floats (f16), or as bytes times a scale per row (u8, for values >= 0). Binary data
 /// stores no values at any precision, and indices take 16 bits wherever the dimension allows.
 enum class DataPrecision { kF32, kF16, kU8 };
+/// How a linear model's shared weights are stored while training (--weights): floats (f32), or
+/// bfloat16 (bf16: the upper half of a float's bits, each sum rounded stochastically), half the
+/// bytes per weight for models that do not fit the caches. Evaluations, checkpoints and the
+/// report read the weights widened to floats (exactly).
+enum class WeightPrecision { kF32, kBf16 };
 
 /// Multinomial logistic regression on sparse (LIBSVM) or dense (IDX) features.
 struct SoftmaxModel {};
@@ -79,6 +84,10 @@ struct TrainConfig {
   /// weights on adjacent cache lines; the same results, bit for bit, at the cost of a copy of
   /// the indices); false keeps the given numbering.
   bool frequency_order = true;
+  /// --weights (linear models): bf16 trains bfloat16 weights with stochastic rounding, with the
+  /// racy or serial policy and single-sample updates, no replicas, delays or simulation, in one
+  /// process.
+  WeightPrecision weights = WeightPrecision::kF32;
   Policy policy = Policy::kRacy;  ///< --policy
   int threads = 0;                ///< --threads; 0 uses every core
   int epochs = 10;                ///< --epochs, >= 1

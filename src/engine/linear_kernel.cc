@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "engine/aligned_vector.h"
+#include "engine/bf16_weights.h"
 #include "engine/coherence_probe.h"
 #include "engine/delay_layer.h"
 #include "engine/driver.h"
@@ -279,6 +280,7 @@ struct alignas(kCacheLine) WorkerState {
   std::uint64_t unmerged_measured = 0;      // of which sampled for staleness
   detail::StalenessProbe::Reading refresh;  // when the replica was read
   detail::InFlight<Flight> in_flight;       // --write-latency: sent, oldest first
+  detail::RoundingBits rounding;            // --weights bf16: the random bits of its roundings
   detail::WorkerStats stats;
 };
 
@@ -313,12 +315,16 @@ double sparse_cosine(const detail::PackedRows& rows, const Dataset& data, std::u
   });
 }
 
-template <class P, class Loss, bool kRegularised>
+// kBf16 (--weights bf16): the shared weights the plain loop and single steps read and write are
+// `bf16` (racy or serial, no replicas, delays or minibatches: the configuration allows no other
+// loop); the float store is what the kernel widens them into.
+template <class P, class Loss, bool kRegularised, bool kBf16>
 class Engine {
  public:
   Engine(ParamStore& store, const Dataset& data, const detail::PackedRows& rows, const float* y,
          const float* shrink, const TrainConfig& config, std::span<WorkerState> states,
-         detail::GlobalSteps* global, detail::Landings* landings, const detail::HotRows* hot)
+         detail::GlobalSteps* global, detail::Landings* landings, const detail::HotRows* hot,
+         std::uint16_t* bf16)
       : store_(store),
         data_(data),
         rows_(rows),
@@ -340,7 +346,8 @@ class Engine {
         states_(states),
         global_(global),
         landings_(landings),
-        read_latency_ns_(config.read_latency_ns) {}
+        read_latency_ns_(config.read_latency_ns),
+        bf16_(bf16) {}
 
   // The epoch's step size and first coherence window.
   void begin_epoch(float eta, int epoch) {
@@ -663,7 +670,7 @@ class Engine {
     for (std::size_t pos = first; pos < last; ++pos) {
       const std::uint32_t r = rows[pos];
       prefetch_ahead(rows, pos, ahead_end);
-      const float m = kReplica ? row_margin<Private>(w, r) : row_margin<P>(w, r);
+      const float m = kReplica ? row_margin<Private>(w, r) : shared_margin(r);
       const float g = Loss::derivative(m, y_[r]);
       if constexpr (!kRegularised) {
         if (g == 0.0f) continue;
@@ -671,7 +678,7 @@ class Engine {
       if constexpr (kReplica) {
         replica_apply(w, r, -eta_ * g);
       } else {
-        apply_row(r, -eta_ * g);
+        apply_shared(s, r, -eta_ * g);
       }
       ++updates;
       if constexpr (kTarget == kPublishing) {
@@ -714,11 +721,10 @@ class Engine {
   // Inlined: called once per sample, its body is the hot loop.
   [[gnu::always_inline]] inline void step_single(WorkerState& s, std::uint32_t r, std::size_t pos,
                                                  std::size_t len) {
-    const float* w = store_.data();
     const bool measured = s.staleness_probe.tick();
     detail::StalenessProbe::Reading at_read;
     if (measured) at_read = s.staleness_probe.read();
-    const float m = row_margin<P>(w, r);
+    const float m = shared_margin(r);
     const float g = Loss::derivative(m, y_[r]);
     bool has_update = true;
     if constexpr (!kRegularised) has_update = g != 0.0f;
@@ -828,11 +834,23 @@ class Engine {
   using Private = SerialPolicy;
 
   // The margin w . x of training row r, as the loops read it (rows_).
-  template <class Reader>
-  [[gnu::always_inline]] inline float row_margin(const float* w, std::uint32_t r) const {
+  template <class Reader, class Weight>
+  [[gnu::always_inline]] inline float row_margin(const Weight* w, std::uint32_t r) const {
     return rows_.visit(r, [&](const auto* idx, auto values, std::size_t n) {
       return margin<Reader>(w, idx, values, n);
     });
+  }
+
+  // How the shared bf16 weights are read and written: as the policy shares them.
+  using Bf16 = detail::Bf16Access<P::kConcurrent>;
+
+  // The margin of training row r on the shared weights.
+  [[gnu::always_inline]] inline float shared_margin(std::uint32_t r) const {
+    if constexpr (kBf16) {
+      return row_margin<Bf16>(bf16_, r);
+    } else {
+      return row_margin<P>(store_.data(), r);
+    }
   }
 
   // The margin of a row of the hot layout.
@@ -842,10 +860,11 @@ class Engine {
                           row.indices.size());
   }
 
-  // The margin w . x over n nonzeros, each weight read through Reader::load (a policy or
-  // Private). Every path computes it in this one order, so they agree bit for bit.
-  template <class Reader, class Index, class Values>
-  [[gnu::always_inline]] inline float margin(const float* w, const Index* idx, Values val,
+  // The margin w . x over n nonzeros, each weight read through Reader::load (a policy,
+  // Private, or the bf16 access). Every path computes it in this one order, so they agree bit
+  // for bit.
+  template <class Reader, class Weight, class Index, class Values>
+  [[gnu::always_inline]] inline float margin(const Weight* w, const Index* idx, Values val,
                                              std::size_t n) const {
     // Four partial sums: one sum's chain of dependent additions (75 of them, 3-4 cycles each)
     // was most of a sample's time once rows stream from memory.
@@ -897,8 +916,38 @@ class Engine {
 
   [[gnu::always_inline]] inline void apply(WorkerState& s, std::uint32_t r, float coef,
                                            const Reading* measured = nullptr) {
-    apply_row(r, coef);
+    apply_shared(s, r, coef);
     count_applied(s, measured);
+  }
+
+  // Adds coef x training row r to the shared weights: the float store under the policy, or
+  // the bf16 weights rounded stochastically with the worker's random bits.
+  [[gnu::always_inline]] inline void apply_shared(WorkerState& s, std::uint32_t r, float coef) {
+    if constexpr (kBf16) {
+      rows_.visit(r, [&](const auto* idx, auto values, std::size_t n) {
+        apply_bf16(s.rounding, idx, values, n, coef);
+      });
+    } else {
+      apply_row(r, coef);
+    }
+  }
+
+  // Adds coef x the n nonzeros (idx, values) to the bf16 weights, each sum rounded with 16 of
+  // the worker's random bits (its stream in a register for the row).
+  template <class Index, class Values>
+  [[gnu::always_inline]] inline void apply_bf16(detail::RoundingBits& rounding, const Index* idx,
+                                                Values values, std::size_t n, float coef) {
+    detail::RoundingBits bits = rounding;
+    std::uint64_t random = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      if ((k & 3) == 0) random = bits.next();
+      std::uint16_t& x = bf16_[idx[k]];
+      float v = Bf16::load(x) + coef * values[k];
+      if constexpr (kRegularised) v *= shrink_[idx[k]];
+      Bf16::store(x, detail::round_bf16(v, static_cast<std::uint32_t>(random) & 0xFFFFu));
+      random >>= 16;
+    }
+    rounding = bits;
   }
 
   // Counts an update the worker has written and publishes the count. A measured update (read
@@ -1039,6 +1088,7 @@ class Engine {
   detail::GlobalSteps* global_;    // --delay-unit global; null otherwise
   detail::Landings* landings_;     // --write-latency; null otherwise
   std::int64_t read_latency_ns_;   // --read-latency; 0 outside virtual time
+  std::uint16_t* bf16_;            // --weights bf16: the shared weights; null otherwise
 };
 
 // Everything a linear run's kernel works on, set up once by train().
@@ -1066,6 +1116,9 @@ struct LinearRun {
   // evaluated, a state's parameters and its last weights (averaging).
   std::vector<std::uint32_t> numbers{};
   std::array<std::vector<float>, 3> given{};
+  // --weights bf16: the shared weights the loops train (the store holds them widened for
+  // whatever reads the model); empty otherwise.
+  std::vector<std::uint16_t> bf16{};
 };
 
 // Which of LinearRun::given a put-back copy goes to.
@@ -1080,21 +1133,30 @@ std::span<const float> in_given_order(LinearRun& run, std::span<const float> wei
   return given;
 }
 
-// The linear kernel: the Engine's loops behind the driver's interface, for one policy, loss and
-// regularisation chosen once. Workers read its fields on every sample: it has its cache lines to
-// itself, so no heap neighbour's writes move them between cores.
-template <class P, class Loss, bool kRegularised>
+// The linear kernel: the Engine's loops behind the driver's interface, for one policy, loss,
+// regularisation and weight precision chosen once. Workers read its fields on every sample: it has
+// its cache lines to itself, so no heap neighbour's writes move them between cores.
+template <class P, class Loss, bool kRegularised, bool kBf16>
 class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
  public:
   explicit LinearKernel(LinearRun& run)
       : run_(run),
         engine_(run.store, run.train_data, *run.rows, run.y_train.data(), run.shrink.data(),
                 run.config, run.states, run.global_steps ? &*run.global_steps : nullptr,
-                run.landings ? &*run.landings : nullptr, run.hot ? &*run.hot : nullptr) {}
+                run.landings ? &*run.landings : nullptr, run.hot ? &*run.hot : nullptr,
+                run.bf16.data()) {}
 
   void begin_epoch(int epoch) override {
     eta_ = step_of(epoch, false);
     engine_.begin_epoch(static_cast<float>(eta_), epoch);
+    if constexpr (kBf16) {
+      // Each epoch's rounding streams derive from the seed, the epoch and the worker, so a run
+      // resumed from a checkpoint draws the bits the uninterrupted run drew.
+      for (auto& state : run_.states) {
+        state.rounding.seed(detail::derive_seed(
+            run_.config.seed, 0xbf160000'00000000ULL + (std::uint64_t(epoch) << 20) + state.id));
+      }
+    }
     if constexpr (kRegularised) {
       const double eta = eta_;
       const double l2 = *run_.config.l2;
@@ -1123,6 +1185,7 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   // --average epochs: mean_k = mean_{k-1} + 2 / (k + 1) (w_k - mean_{k-1}), the mean of
   // w_1..w_k weighted by 1..k (the weights sum to k (k + 1) / 2).
   void end_epoch(int epoch) override {
+    widen();
     if (run_.average.empty()) return;
     const float share = static_cast<float>(2.0 / (epoch + 1.0));
     const float* w = run_.store.values().data();
@@ -1137,6 +1200,7 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
     });
   }
   EpochRecord evaluate(bool with_test) override {
+    widen();
     EpochRecord result;
     const std::span<const float> w = model();
     result.train = run_.loss_sample ? evaluated(w, *run_.loss_sample, run_.y_loss_sample)
@@ -1169,6 +1233,7 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   // Averaging: the checkpoint's parameters are the model, the mean; the last weights, which
   // training goes on from, are its one state buffer.
   void fill_state(TrainState& state) const override {
+    widen();
     if (run_.average.empty()) {
       state.weights = in_given_order(run_, run_.store.values(), kParameters);
       return;
@@ -1179,6 +1244,14 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
 
  private:
   WorkerState& state(int worker) { return run_.states[static_cast<std::size_t>(worker)]; }
+
+  // --weights bf16: the store takes the bf16 weights' values, for whatever reads the model (no
+  // worker runs).
+  void widen() const {
+    if constexpr (kBf16) {
+      run_.arena.execute([&] { detail::widen_bf16(run_.bf16, run_.store.values()); });
+    }
+  }
 
   // The model in the given order: the mean with --average epochs, else the shared weights.
   std::span<const float> model() const {
@@ -1194,7 +1267,7 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   }
 
   LinearRun& run_;
-  Engine<P, Loss, kRegularised> engine_;
+  Engine<P, Loss, kRegularised, kBf16> engine_;
   double eta_ = 0;
   double step_scale_ = 1;  // the plateau schedule's cuts
 };
@@ -1237,8 +1310,14 @@ std::unique_ptr<detail::Kernel> make_linear_kernel(LinearRun& run) {
     const LossKind loss = std::get<LinearModel>(run.config.model).loss;
     return dispatch_loss(loss, [&](auto loss_type) -> std::unique_ptr<detail::Kernel> {
       using Loss = decltype(loss_type);
-      if (*run.config.l2 > 0) return std::make_unique<LinearKernel<P, Loss, true>>(run);
-      return std::make_unique<LinearKernel<P, Loss, false>>(run);
+      if constexpr (P::kind == Policy::kRacy || P::kind == Policy::kSerial) {
+        if (!run.bf16.empty()) {
+          if (*run.config.l2 > 0) return std::make_unique<LinearKernel<P, Loss, true, true>>(run);
+          return std::make_unique<LinearKernel<P, Loss, false, true>>(run);
+        }
+      }
+      if (*run.config.l2 > 0) return std::make_unique<LinearKernel<P, Loss, true, false>>(run);
+      return std::make_unique<LinearKernel<P, Loss, false, false>>(run);
     });
   });
 }
@@ -1360,6 +1439,14 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   arena.execute([&] { run.rows.emplace(train_data, config.data_precision, run.numbers); });
   report.training_rows = RowLayout{run.rows->index_bits(), to_string(run.rows->values()),
                                    run.rows->bytes_per_nonzero(), run.rows->renumbered()};
+  if (config.weights == WeightPrecision::kBf16) {
+    if (callbacks.exchange != nullptr) {
+      throw InputError(
+          "--weights: expected f32 across processes (their exchange merges float weights), "
+          "found bf16");
+    }
+    arena.execute([&] { run.bf16 = detail::narrowed_bf16(store.values()); });
+  }
   const auto kernel = make_linear_kernel(run);
   std::vector<const WorkerStats*> measured;
   for (const auto& state : states) measured.push_back(&state.stats);

@@ -164,6 +164,29 @@ void validate_schedule(const TrainConfig& c) {
   }
 }
 
+// --weights bf16: only the plain loop and single steps train bf16 weights; replicas, delays,
+// minibatches, simulation and the striped, locked and atomic policies run on float weights.
+void validate_bf16(const TrainConfig& c) {
+  if (c.weights != WeightPrecision::kBf16) return;
+  if (!is_linear(c.model)) fail("weights", "f32 for softmax, mlp and mf", "bf16");
+  if (c.policy != Policy::kRacy && c.policy != Policy::kSerial) {
+    fail("weights",
+         fmt::format("f32 with --policy {} (bf16 trains with racy or serial)", to_string(c.policy)),
+         "bf16");
+  }
+  if (!replicas_apply(c) || c.virtual_time) {
+    throw InputError(
+        "--weights: expected f32 with --delay, --simulate, --bounded-staleness, minibatches "
+        "(--batch, --schedule) or a speed model, which run loops of their own; found bf16");
+  }
+  if (c.replicate > 0) {
+    fail("replicate", "off or auto with --weights bf16 (replicas hold float weights)", c.replicate);
+  }
+  if (c.hot_features > 0) {
+    fail("hot-features", "0 with --weights bf16 (replicas hold float weights)", c.hot_features);
+  }
+}
+
 // What only some models take: the optimiser (linear models run SGD, one step per epoch),
 // replicas (linear models), and the model's shape.
 void validate_model(const TrainConfig& c) {
@@ -200,6 +223,7 @@ void validate_model(const TrainConfig& c) {
   if (c.hot_features > 0 && !is_linear(c.model)) {
     fail("hot-features", "0 for softmax, mlp and mf", c.hot_features);
   }
+  validate_bf16(c);
   if (c.hot_features > 0 && r == 0) {
     fail("hot-features", "0 with --replicate off (it chooses what the replicas hold)",
          c.hot_features);
@@ -326,6 +350,7 @@ TrainConfig TrainConfig::resolved() const {
 
 int TrainConfig::resolved_replicate(std::size_t dim, double heaviest_share) const {
   if (replicate == kReplicateAuto) {
+    if (weights == WeightPrecision::kBf16) return 0;  // replicas hold float weights
     const int real = workers();
     const std::size_t replicated = hot_features > 0 ? std::min(dim, hot_features) : dim;
     if (!replicas_apply(*this) || real < 2 || replicated > kAutoReplicateMaxFloats ||

@@ -104,6 +104,8 @@ ordered_json linear_config_json(const TrainConfig& c) {
   }
   // Only when off, as above.
   if (!c.frequency_order) json["feature_order"] = "given";
+  // Only when not f32, as above.
+  if (c.weights == WeightPrecision::kBf16) json["weights"] = "bf16";
   json["order"] = c.block_rows > 0 ? fmt::format("blocks:{}", c.block_rows) : "rows";
   // Samples between replica merges as the run resolved it; 0 = no replicas.
   json["replicate"] = c.replicate;

@@ -130,6 +130,8 @@ case $case_name in
       --json no/such/dir/r.json
     expect_once "--sync: expected rma or allreduce" -np 2 "${run[@]}" --train small.svm \
       --sync gossip
+    expect_once "--weights: expected f32 across processes" -np 2 "${run[@]}" --train small.svm \
+      --weights bf16
     # Copies of the data that differ between nodes.
     "$hogwild" gen sparse --rows 200 --features 900 --nnz-per-row 5 --seed 4 --out other.svm \
       2>/dev/null
