@@ -294,14 +294,17 @@ int train_and_report(const TrainArgs& a, Processes& processes, const StopOnSigna
     print_summary(report);
     fmt::print("{}\n", final_line(report));
   }
-  std::string json = hogwild::to_json(report);
-  if (a.compare_serial && !report.interrupted) {
-    auto serial_config = config;
-    serial_config.policy = hogwild::Policy::kSerial;
-    serial_config.threads = 1;
-    json = with_baseline(json, report, hogwild::train(serial_config, train, test));
+  // The JSON report, only where it is written (--json); --compare-serial reads it back.
+  if (!a.json.empty() || a.compare_serial) {
+    std::string json = hogwild::to_json(report);
+    if (a.compare_serial && !report.interrupted) {
+      auto serial_config = config;
+      serial_config.policy = hogwild::Policy::kSerial;
+      serial_config.threads = 1;
+      json = with_baseline(json, report, hogwild::train(serial_config, train, test));
+    }
+    if (!a.json.empty()) write_text(a.json, json + "\n");
   }
-  if (!a.json.empty()) write_text(a.json, json + "\n");
   if (!a.csv.empty()) write_text(a.csv, csv(report));
   if (!report.interrupted) return 0;
   report_interrupted(stop, report.epochs.back().epoch, report.resumed_from, a.checkpoint);
