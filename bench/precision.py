@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Training rows in fewer bytes (--data-precision f32 | f16 | u8), side by side in one run.
+"""Fewer bytes, side by side in one run: the training rows (--data-precision f32 | f16 | u8)
+or the shared weights (--compare weights: --weights f32 | bf16).
 
 For the RCV1-like bench data and every linear data set of bench/defaults.py (generated there,
-under --out, when missing): `hogwild train` at the defaults (or --serial: one serial thread)
+under --out, when missing), and for the weights two wider models (text1m: 1M features, Zipf 1;
+wide8m: 8M features, uniform): `hogwild train` at the defaults (or --serial: one serial thread)
 with each precision, the precisions alternated --repeats times; the table gives each one's
 training rows (index bits, values, bytes per nonzero), the median samples/s and its ratio to
 f32's, and the median test metric beside f32's. u8 refuses data with negative values.
 
-  bench/precision.sh [--serial] [--repeats N] [--threads N] [--only NAME,...] [--table FILE]
+  bench/precision.sh [--compare data|weights] [--serial] [--repeats N] [--threads N]
+                     [--only NAME,...] [--table FILE]
 
 Needs only the standard library and the CLI ($HOGWILD, else build/release/hogwild).
 """
@@ -22,13 +25,28 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import defaults  # noqa: E402  (the data sets and how to make them)
 
-PRECISIONS = ["f32", "f16", "u8"]
+PRECISIONS = {"data": ["f32", "f16", "u8"], "weights": ["f32", "bf16"]}
+OPTION = {"data": "--data-precision", "weights": "--weights"}
+# Models too wide for the caches, where bf16 weights are meant to pay: (name, shape, gen sparse
+# arguments).
+WIDE = [("text1m", "text-like, 100k x 1M, 75 nnz/row, Zipf 1", ["--features", "1048576"]),
+        ("wide8m", "uniform, 200k x 8M, 75 nnz/row, Zipf 0",
+         ["--rows", "200000", "--features", "8388608", "--zipf", "0"])]
 
 
-def linear_data_sets(rcv1, out, hogwild):
+def linear_data_sets(rcv1, out, hogwild, wide):
     """(name, shape, train arguments, metric) of every data set measured."""
     sets = [("rcv1like", "RCV1-like bench data, 100k x 47k, 75 nnz/row, Zipf 1",
              ["--train", f"{rcv1}.train.svm", "--test", f"{rcv1}.test.svm"], "accuracy")]
+    for name, shape, gen in WIDE if wide else []:
+        files = [out / name / f"{name}.svm", out / name / f"{name}.test.svm"]
+        if not all(f.exists() for f in files):
+            files[0].parent.mkdir(parents=True, exist_ok=True)
+            subprocess.run([hogwild, "gen", "sparse", *gen, "--test-rows", "20000", "--out",
+                            str(files[0]), "--test-out", str(files[1])], check=True,
+                           capture_output=True)
+        sets.append((name, shape, ["--train", str(files[0]), "--test", str(files[1])],
+                     "accuracy"))
     for ds in defaults.DATASETS:
         if "--format" in ds.train or "softmax" in ds.train:
             continue  # --data-precision is for the linear models (IDX pixels are bytes already)
@@ -41,8 +59,8 @@ def linear_data_sets(rcv1, out, hogwild):
     return sets
 
 
-def run(hogwild, train, precision, options, report):
-    cmd = [hogwild, "train", *train, "--data-precision", precision, *options, "--quiet",
+def run(hogwild, train, option, precision, options, report):
+    cmd = [hogwild, "train", *train, option, precision, *options, "--quiet",
            "--json", str(report)]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode == 2 and precision == "u8":
@@ -70,27 +88,33 @@ def main():
     parser.add_argument("--repeats", default=5, type=int)
     parser.add_argument("--threads", default=2, type=int)
     parser.add_argument("--serial", action="store_true", help="one serial thread")
+    parser.add_argument("--compare", default="data", choices=["data", "weights"],
+                        help="--data-precision (data) or --weights (weights)")
     a = parser.parse_args()
+    precisions, option = PRECISIONS[a.compare], OPTION[a.compare]
     hogwild = str(Path(os.environ.get("HOGWILD", "build/release/hogwild")).resolve())
     options = ["--threads", "1", "--policy", "serial"] if a.serial else ["--threads",
                                                                           str(a.threads)]
     scratch = a.out / "precision"
     scratch.mkdir(parents=True, exist_ok=True)
-    lines = [f"`hogwild train` at the defaults with {' '.join(options)}, medians of "
+    lines = [f"`hogwild train` at the defaults with {' '.join(options)}, {option} compared, "
+             f"medians of "
              f"{a.repeats} alternated runs", "",
              "| data set | precision | index bits | values | bytes / nonzero | samples/s | vs f32 "
              "| test metric | f32's |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, shape, train, kind in linear_data_sets(a.rcv1, a.out, hogwild):
+    for name, shape, train, kind in linear_data_sets(a.rcv1, a.out, hogwild,
+                                                     a.compare == "weights"):
         if a.only and name not in a.only.split(","):
             continue
-        runs = {p: [] for p in PRECISIONS}
+        runs = {p: [] for p in precisions}
         for r in range(a.repeats):
-            order = PRECISIONS if r % 2 == 0 else PRECISIONS[::-1]
+            order = precisions if r % 2 == 0 else precisions[::-1]
             for p in order:
-                runs[p].append(run(hogwild, train, p, options, scratch / f"{name}_{p}_{r}.json"))
+                runs[p].append(run(hogwild, train, option, p, options,
+                                   scratch / f"{name}_{p}_{r}.json"))
         f32_speed = statistics.median(x["samples_per_second"] for x in runs["f32"])
         f32_metric = statistics.median(metric(x, kind) for x in runs["f32"])
-        for p in PRECISIONS:
+        for p in precisions:
             if "refused" in runs[p][0]:
                 lines.append(f"| {name} | {p} | | | | refused: {runs[p][0]['refused']} | | | |")
                 continue
@@ -101,7 +125,7 @@ def main():
                 f"| {name} | {p} | {layout['index_bits']} | {layout['values']} | "
                 f"{layout['bytes_per_nonzero']} | {speed / 1e6:.2f}M | {speed / f32_speed:.2f} | "
                 f"{fmt_metric(value, kind)} | {fmt_metric(f32_metric, kind)} |")
-        print(lines[-3], lines[-2], lines[-1], sep="\n", flush=True)
+        print(*lines[-len(precisions):], sep="\n", flush=True)
     table = "\n".join(lines) + "\n"
     print(table)
     if a.table:

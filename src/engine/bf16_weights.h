@@ -71,15 +71,17 @@ class RoundingBits {
 /// x86-64), plain accesses when one worker owns them (serial).
 template <bool kConcurrent>
 struct Bf16Access {
-  /// The weight's value.
-  [[gnu::always_inline]] static float load(const std::uint16_t& x) {
+  /// The weight's bits.
+  [[gnu::always_inline]] static std::uint16_t bits(const std::uint16_t& x) {
     if constexpr (kConcurrent) {
-      return widen_bf16(std::atomic_ref<std::uint16_t>(const_cast<std::uint16_t&>(x))
-                            .load(std::memory_order_relaxed));
+      return std::atomic_ref<std::uint16_t>(const_cast<std::uint16_t&>(x))
+          .load(std::memory_order_relaxed);
     } else {
-      return widen_bf16(x);
+      return x;
     }
   }
+  /// The weight's value.
+  [[gnu::always_inline]] static float load(const std::uint16_t& x) { return widen_bf16(bits(x)); }
   /// Writes `h`, already rounded.
   [[gnu::always_inline]] static void store(std::uint16_t& x, std::uint16_t h) {
     if constexpr (kConcurrent) {

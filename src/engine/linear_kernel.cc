@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -934,12 +935,39 @@ class Engine {
 
   // Adds coef x the n nonzeros (idx, values) to the bf16 weights, each sum rounded with 16 of
   // the worker's random bits (its stream in a register for the row).
+  // Four nonzeros at a time in vector registers: one widening shift, multiply-add, rounding
+  // add and narrowing shift for the four, instead of moving each weight between the integer and
+  // the vector registers twice (serially, 0.7x f32's rate on a 20k model). A row's indices are
+  // distinct, so the four read-modify-writes are independent.
   template <class Index, class Values>
   [[gnu::always_inline]] inline void apply_bf16(detail::RoundingBits& rounding, const Index* idx,
                                                 Values values, std::size_t n, float coef) {
+    using Bits4 = std::uint32_t __attribute__((vector_size(16)));
+    using Floats4 = float __attribute__((vector_size(16)));
     detail::RoundingBits bits = rounding;
+    std::size_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+      std::uint16_t* x[4] = {bf16_ + idx[k], bf16_ + idx[k + 1], bf16_ + idx[k + 2],
+                             bf16_ + idx[k + 3]};
+      const Bits4 old =
+          Bits4{Bf16::bits(*x[0]), Bf16::bits(*x[1]), Bf16::bits(*x[2]), Bf16::bits(*x[3])} << 16;
+      Floats4 v = std::bit_cast<Floats4>(old) +
+                  coef * Floats4{values[k], values[k + 1], values[k + 2], values[k + 3]};
+      if constexpr (kRegularised) {
+        v *=
+            Floats4{shrink_[idx[k]], shrink_[idx[k + 1]], shrink_[idx[k + 2]], shrink_[idx[k + 3]]};
+      }
+      const std::uint64_t random = bits.next();
+      const Bits4 draws =
+          Bits4{static_cast<std::uint32_t>(random), static_cast<std::uint32_t>(random >> 16),
+                static_cast<std::uint32_t>(random >> 32),
+                static_cast<std::uint32_t>(random >> 48)} &
+          0xFFFFu;
+      const Bits4 rounded = (std::bit_cast<Bits4>(v) + draws) >> 16;
+      for (int j = 0; j < 4; ++j) Bf16::store(*x[j], static_cast<std::uint16_t>(rounded[j]));
+    }
     std::uint64_t random = 0;
-    for (std::size_t k = 0; k < n; ++k) {
+    for (; k < n; ++k) {
       if ((k & 3) == 0) random = bits.next();
       std::uint16_t& x = bf16_[idx[k]];
       float v = Bf16::load(x) + coef * values[k];
