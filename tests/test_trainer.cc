@@ -180,3 +180,28 @@ TEST_CASE("the JSON report has the fields scripts read") {
   CHECK(json["samples_per_second"].get<double>() > 0);
   CHECK(json["final"]["test_accuracy"] == json["epochs"][2]["test_accuracy"]);
 }
+
+TEST_CASE("the report lists every distinct label once, ascending, with its count") {
+  // Regression targets: one label per example, 5,000 of them, written in one pass.
+  SparseGeneratorConfig c;
+  c.rows = 5000;
+  c.features = 200;
+  c.nnz_per_row = 5;
+  c.regression = true;
+  const SparseProblem p = generate_sparse(c);
+  const auto counts = describe(p.train).label_counts;
+  REQUIRE(counts.size() > 4000);
+  TrainConfig config;
+  config.model = LinearModel{LossKind::kSquared};
+  config.epochs = 1;
+  const auto json =
+      nlohmann::ordered_json::parse(to_json(hogwild::train(config, p.train, nullptr)));
+  const auto& labels = json["dataset"]["labels"];
+  REQUIRE(labels.size() == counts.size());
+  auto expected = counts.begin();
+  for (const auto& [key, count] : labels.items()) {
+    CHECK(std::stof(key) == expected->first);
+    CHECK(count.template get<std::size_t>() == expected->second);
+    ++expected;
+  }
+}
