@@ -612,3 +612,27 @@ TEST_CASE("delays in global steps: const:s measures exactly the staleness the pr
     }
   }
 }
+
+TEST_CASE("the report lists each injected delay once, ascending, with its count") {
+  // Thousands of distinct delays, as a wide uniform delay gives.
+  const auto p = problem(20000);
+  TrainConfig c;
+  c.policy = Policy::kSerial;
+  c.epochs = 1;
+  c.delay = DelaySpec::parse("uniform:20000");
+  const auto r = hogwild::train(c, p.train, nullptr);
+  std::map<std::uint64_t, std::uint64_t> expected;
+  for (std::size_t d = 0; d < r.injected_delays.size(); ++d) {
+    if (r.injected_delays[d] > 0) expected[d] = r.injected_delays[d];
+  }
+  REQUIRE(expected.size() > 5000);
+  const auto json = nlohmann::ordered_json::parse(to_json(r));
+  const auto& injected = json["delay"]["injected"];
+  REQUIRE(injected.size() == expected.size());
+  auto next = expected.begin();
+  for (const auto& [key, count] : injected.items()) {
+    CHECK(std::stoull(key) == next->first);
+    CHECK(count.template get<std::uint64_t>() == next->second);
+    ++next;
+  }
+}

@@ -118,14 +118,12 @@ ordered_json linear_config_json(const TrainConfig& c) {
 std::string fmt_label(float label) { return fmt::format("{}", label); }
 
 ordered_json stats_json(const DatasetStats& s) {
-  // Appended to the object's vector: its operator[] looks each key up in turn, quadratic in
-  // the labels, and a regression target has one per example (50k: two seconds). The keys are
-  // distinct: fmt writes each float's shortest round-trip form.
+  // A regression target has a label per example. The keys differ: fmt writes each float's
+  // shortest round-trip form.
   ordered_json labels = ordered_json::object();
-  auto& entries =
-      static_cast<ordered_json::object_t::Container&>(labels.get_ref<ordered_json::object_t&>());
-  entries.reserve(s.label_counts.size());
-  for (const auto& [label, count] : s.label_counts) entries.emplace_back(fmt_label(label), count);
+  for (const auto& [label, count] : s.label_counts) {
+    detail::append_new(labels, fmt_label(label), count);
+  }
   return ordered_json{{"rows", s.rows},
                       {"features", s.features},
                       {"nnz", s.nnz},
@@ -241,11 +239,16 @@ void add_linear_evaluations(ordered_json& json, const EpochRecord& e, bool class
 
 namespace detail {
 
+void append_new(ordered_json& object, std::string key, ordered_json value) {
+  static_cast<ordered_json::object_t::Container&>(object.get_ref<ordered_json::object_t&>())
+      .emplace_back(std::move(key), std::move(value));
+}
+
 // Summary of a histogram; `scale` converts recorded units to reported ones.
 ordered_json histogram_json(const Histogram& h, double scale) {
   ordered_json buckets = ordered_json::object();
   for (const auto& [lower, count] : h.buckets()) {
-    buckets[fmt::format("{}", static_cast<double>(lower) * scale)] = count;
+    append_new(buckets, fmt::format("{}", static_cast<double>(lower) * scale), count);
   }
   return ordered_json{{"samples", h.count()},
                       {"mean", h.mean() * scale},
@@ -284,7 +287,7 @@ ordered_json delay_json(const DelaySpec& spec, const std::vector<std::uint64_t>&
   double total = 0, weighted = 0;
   for (std::size_t d = 0; d < injected_counts.size(); ++d) {
     if (injected_counts[d] == 0) continue;
-    injected[std::to_string(d)] = injected_counts[d];
+    append_new(injected, std::to_string(d), injected_counts[d]);
     total += static_cast<double>(injected_counts[d]);
     weighted += static_cast<double>(d) * static_cast<double>(injected_counts[d]);
   }
