@@ -277,9 +277,10 @@ const TrainOption kTable[] = {
    }},
   {"--weights", "weights", kLinearOnly | kFreeOnResume, "linear models: how the training loops "
    "store the shared weights: f32 or bf16 (bfloat16, half the bytes, each sum rounded "
-   "stochastically so small steps land on average): for models that do not fit the caches "
-   "(2x on a million features, docs/benchmarks.md); racy or serial policy, single-sample "
-   "updates, one process; evaluations, checkpoints and reports read them as floats",
+   "stochastically so small steps land on average): for models too wide for the caches with "
+   "features spread over them (1.3x on 8M uniform features; slower on models that fit in L2, "
+   "docs/benchmarks.md); racy or serial policy, single-sample updates, one process; "
+   "evaluations, checkpoints and reports read them as floats",
    arg<&A::weights>, [](A& a, TC& c) {
      c.weights = either("--weights", a.weights, "f32", "bf16") ? hogwild::WeightPrecision::kF32
                                                               : hogwild::WeightPrecision::kBf16;
