@@ -627,12 +627,6 @@ TEST_CASE("the report lists each injected delay once, ascending, with its count"
   }
   REQUIRE(expected.size() > 5000);
   const auto json = nlohmann::ordered_json::parse(to_json(r));
-  const auto& injected = json["delay"]["injected"];
-  REQUIRE(injected.size() == expected.size());
-  auto next = expected.begin();
-  for (const auto& [key, count] : injected.items()) {
-    CHECK(std::stoull(key) == next->first);
-    CHECK(count.template get<std::uint64_t>() == next->second);
-    ++next;
-  }
+  test::check_lists_in_order(json["delay"]["injected"], expected,
+                             [](const std::string& key) { return std::stoull(key); });
 }

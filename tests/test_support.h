@@ -36,6 +36,19 @@ void strip_timings(Json& j) {
   }
 }
 
+/// Checks that a report's JSON object lists each entry of `expected` (an ordered map) once, in
+/// the map's order: the key as `key_of` parses it, the value as the map holds it.
+template <class Map, class KeyOf>
+void check_lists_in_order(const nlohmann::ordered_json& object, const Map& expected, KeyOf key_of) {
+  REQUIRE(object.size() == expected.size());
+  auto next = expected.begin();
+  for (const auto& [key, value] : object.items()) {
+    CHECK(key_of(key) == next->first);
+    CHECK(value.template get<typename Map::mapped_type>() == next->second);
+    ++next;
+  }
+}
+
 /// Seeded RCV1-like data: `rows` training rows of `nnz` nonzeros over `features` features,
 /// and `test_rows` test rows from the same distribution.
 inline SparseProblem sparse_problem(std::size_t rows, std::size_t features, std::size_t nnz,

@@ -9,6 +9,7 @@
 #include "hogwild/generator.h"
 #include "hogwild/report.h"
 #include "hogwild/trainer.h"
+#include "test_support.h"
 
 using namespace hogwild;
 
@@ -196,12 +197,6 @@ TEST_CASE("the report lists every distinct label once, ascending, with its count
   config.epochs = 1;
   const auto json =
       nlohmann::ordered_json::parse(to_json(hogwild::train(config, p.train, nullptr)));
-  const auto& labels = json["dataset"]["labels"];
-  REQUIRE(labels.size() == counts.size());
-  auto expected = counts.begin();
-  for (const auto& [key, count] : labels.items()) {
-    CHECK(std::stof(key) == expected->first);
-    CHECK(count.template get<std::size_t>() == expected->second);
-    ++expected;
-  }
+  test::check_lists_in_order(json["dataset"]["labels"], counts,
+                             [](const std::string& key) { return std::stof(key); });
 }
