@@ -27,6 +27,7 @@
 #include "engine/landings.h"
 #include "engine/minibatch.h"
 #include "engine/packed_rows.h"
+#include "engine/replica_merge.h"
 #include "engine/rng.h"
 #include "engine/sampling.h"
 #include "engine/staleness_probe.h"
@@ -461,95 +462,7 @@ class Engine {
     if (s.staleness_probe.on()) s.refresh = s.staleness_probe.read();
   }
 
-  // The merge's pass, a cache line at a time: lines the replica changed go through the
-  // policy's dense update, the others are re-read. (Per coordinate, with a branch on each
-  // change, the racy merge ran fewer instructions but was 25-40% slower end to end.)
-  void merge_blocks(float* replica, float* base, std::size_t dim) {
-    const float* shared = store_.data();
-    constexpr std::size_t kBlock = 16;  // one cache line of floats
-    std::size_t whole = 0;              // lines done four floats at a time (racy, x86-64)
-#ifdef HOGWILD_X86_RELAXED_VECTORS
-    if constexpr (std::is_same_v<P, RacyPolicy>) {
-      if (workers_ <= kVectorMergeMaxWorkers) {
-        whole = dim / kBlock * kBlock;
-        merge_lines_x86(replica, base, whole);
-      }
-    }
-#endif
-    for (std::size_t begin = whole; begin < dim; begin += kBlock) {
-      const std::size_t n = std::min(kBlock, dim - begin);
-      float delta[kBlock];
-      bool changed = false;
-      for (std::size_t k = 0; k < n; ++k) {
-        delta[k] = replica[begin + k] - base[begin + k];
-        changed |= delta[k] != 0.0f;
-      }
-      if (!changed) {
-        for (std::size_t k = 0; k < n; ++k) {
-          replica[begin + k] = base[begin + k] = P::load(shared[begin + k]);
-        }
-        continue;
-      }
-      if constexpr (std::is_same_v<P, RacyPolicy>) {
-        // One relaxed load and store per float, not racy's vectorised dense_update: with it
-        // the merges of 8 and 16 workers on a 16-core Xeon ran end to end at a third and a
-        // tenth of this loop's rate (docs/benchmarks.md, table f).
-        float* w = store_.data() + begin;
-        for (std::size_t k = 0; k < n; ++k) {
-          const float v = detail::relaxed_load(w[k]) + delta[k];
-          detail::relaxed_store(w[k], v);
-          replica[begin + k] = base[begin + k] = v;
-        }
-        continue;
-      }
-      // The policy may call the op more than once (compare-exchange); the last call's value
-      // is the one stored, and the one the replica keeps.
-      P::dense_update(store_, begin, n, [&](float old, std::size_t k) {
-        const float v = old + delta[k];
-        replica[begin + k] = base[begin + k] = v;
-        return v;
-      });
-    }
-  }
-
-#ifdef HOGWILD_X86_RELAXED_VECTORS
-  // The vector merge below ran 2 workers at 1.29x the element loop's rate here (2 cores,
-  // bench/interleave.sh, table f). An earlier vectorised merge (racy's dense_update, 32-byte
-  // loads and stores) was level with the element loop at 2 and 4 workers on a 16-core Xeon but
-  // ran 8 and 16 workers at a third and a tenth of its rate, for a reason not found; until this
-  // one is measured there, more workers keep the element loop.
-  static constexpr std::size_t kVectorMergeMaxWorkers = 4;
-
-  // merge_blocks for racy over whole lines [0, dim), dim a multiple of 16, with the shared
-  // store read and written four floats per instruction (movups: each aligned float of it is
-  // read or written whole, as by a relaxed atomic access; ThreadSanitizer builds do not
-  // compile this). A quarter of the shared-store instructions of the element loop.
-  void merge_lines_x86(float* replica, float* base, std::size_t dim) {
-    float* shared = store_.data();
-    for (std::size_t begin = 0; begin < dim; begin += 16) {
-      __m128 delta[4];
-      __m128 any = _mm_setzero_ps();
-      for (int q = 0; q < 4; ++q) {
-        delta[q] =
-            _mm_sub_ps(_mm_loadu_ps(replica + begin + 4 * q), _mm_loadu_ps(base + begin + 4 * q));
-        any = _mm_or_ps(any, _mm_cmpneq_ps(delta[q], _mm_setzero_ps()));
-      }
-      const bool changed = _mm_movemask_ps(any) != 0;
-      for (int q = 0; q < 4; ++q) {
-        float* w = shared + begin + 4 * q;
-        __m128 v = detail::relaxed_load4(w);
-        if (changed) {
-          v = _mm_add_ps(v, delta[q]);
-          detail::relaxed_store4(w, v);  // the line's unchanged floats get their value back
-        }
-        _mm_storeu_ps(replica + begin + 4 * q, v);
-        _mm_storeu_ps(base + begin + 4 * q, v);
-      }
-    }
-  }
-#endif
-
-  // merge_blocks for replicas of the hot features: slot i holds feature features[i], so the
+  // merge_replica for replicas of the hot features: slot i holds feature features[i], so the
   // shared lines a merge touches are those of the hot features alone.
   void merge_hot(float* replica, float* base) {
     float* shared = store_.data();
@@ -639,7 +552,7 @@ class Engine {
     if (hot_) {
       merge_hot(replica, base);
     } else {
-      merge_blocks(replica, base, s.replica.size());
+      detail::merge_replica<P>(store_, replica, base, s.replica.size(), static_cast<int>(workers_));
     }
     if (s.staleness_probe.on()) {
       // The pass also re-read the shared store: the replica's next updates are read now. As
