@@ -258,7 +258,9 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
        "found 'blocks:0'"},
       {"--order shuffled", "--order: expected rows, blocks or blocks:B"},
       {"--order blocks:12x", "--order: expected rows, blocks or blocks:B"},
-      {"--model softmax --replicate 64", "--replicate: expected only with the linear models"},
+      {"--model softmax --replicate 64",
+       "--replicate: expected off or auto for softmax on LIBSVM data (its updates touch a few "
+       "rows), found 64"},
       {"--model softmax --hot-features 64", "--hot-features: expected only with the linear models"},
       {"--model softmax --average epochs", "--average: expected only with the linear models"},
       {"--data-precision f8", "--data-precision: expected f32, f16 or u8, found 'f8'"},

@@ -101,13 +101,30 @@ TEST_CASE("model options are checked, and every model trains through the one tra
   expect(" --format idx" + images + " --batch 0",
          "--batch: expected a minibatch size in [1, 65536]");
   expect(" --format idx" + images + " --rank 4", "--rank: expected only with --model mf");
+  // Softmax and mlp on dense features replicate the model per worker with 2 threads: the header
+  // and the report say so, and --replicate off keeps the parameters shared.
+  const auto replicated =
+      run("train --format idx" + images + " --model mlp --hidden 8 --threads 2 --epochs 1 --json " +
+          path("replicated.json"));
+  INFO(replicated.err);
+  REQUIRE(replicated.code == 0);
+  CHECK(replicated.out.find("replicas: merged every 256 samples (auto), each worker with its own "
+                            "optimiser state") != std::string::npos);
+  CHECK(nlohmann::json::parse(slurp(path("replicated.json")))["config"]["replicate"] == 256);
+  const auto shared = run("train --format idx" + images +
+                          " --model softmax --threads 2 --epochs 1 --replicate off");
+  CHECK(shared.code == 0);
+  CHECK(shared.out.find("replicas: off") != std::string::npos);
   // Options one model's shape or another model family takes are refused, not ignored, and a
   // model the data cannot train is refused before anything is printed.
   std::ofstream(path("tiny.svm")) << "1 1:1\n-1 2:1\n1 1:0.5\n-1 2:0.5\n";
   const std::string tiny = " --train " + path("tiny.svm");
   expect(tiny + " --optimizer adam", "--optimizer: expected sgd for the linear models");
   expect(tiny + " --hidden 8 --model softmax", "--hidden: expected only with --model mlp");
-  expect(tiny + " --model softmax --replicate 4", "--replicate: expected only with the linear");
+  expect(tiny + " --model softmax --replicate 4",
+         "--replicate: expected off or auto for softmax on LIBSVM data");
+  expect(" --format idx" + images + " --model mlp --replicate 64 --simulate 2",
+         "--replicate: expected off or auto for softmax and mlp with --delay, --simulate");
   expect(tiny + " --model mlp", "mlp needs dense features: --format idx");
   CHECK(run("train" + tiny + " --model mlp").out.empty());
   const auto linear = run("train --train " + path("tiny.svm") + " --model logistic --epochs 2");

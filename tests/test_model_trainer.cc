@@ -6,39 +6,17 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "engine/rng.h"
 #include "hogwild/error.h"
 #include "hogwild/ratings.h"
 #include "hogwild/report.h"
 #include "hogwild/trainer.h"
+#include "test_support.h"
 
 using namespace hogwild;
 
-namespace {
+using test::blobs;
 
-// Three Gaussian classes in 5 dimensions, or (ring = true) an inner disc and an outer ring in
-// 2 dimensions, which no linear classifier separates.
-DenseDataset blobs(std::size_t rows, std::uint64_t seed, bool ring = false) {
-  DenseDataset d;
-  d.cols = ring ? 2 : 5;
-  detail::Rng rng(seed);
-  for (std::size_t i = 0; i < rows; ++i) {
-    const auto label = static_cast<std::int32_t>(rng.below(ring ? 2 : 3));
-    if (ring) {
-      const double angle = 6.283185307179586 * rng.uniform();
-      const double radius = label == 0 ? 0.5 * rng.uniform() : 0.9 + 0.4 * rng.uniform();
-      d.features.push_back(static_cast<float>(radius * std::cos(angle)));
-      d.features.push_back(static_cast<float>(radius * std::sin(angle)));
-    } else {
-      for (std::size_t j = 0; j < d.cols; ++j) {
-        const double centre = (j == static_cast<std::size_t>(label)) ? 2.0 : 0.0;
-        d.features.push_back(static_cast<float>(centre + 0.7 * rng.normal()));
-      }
-    }
-    d.labels.push_back(label);
-  }
-  return d;
-}
+namespace {
 
 TrainConfig quick(hogwild::ModelSpec model, int threads = 2) {
   TrainConfig c;

@@ -8,7 +8,9 @@
 #include "engine/hot_rows.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
+#include "hogwild/report.h"
 #include "hogwild/trainer.h"
+#include "test_support.h"
 
 using namespace hogwild;
 
@@ -265,4 +267,136 @@ TEST_CASE("--replicate: auto resolves from the run, explicit values are checked"
   c.model = SoftmaxModel{};
   CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("--hot-features: expected 0 for softmax"),
                        InputError);
+}
+
+// ---- Replicas of dense models (softmax on dense features, mlp) --------------------------------
+
+namespace {
+
+TrainConfig dense_run(ModelSpec model, OptimizerKind optimizer) {
+  TrainConfig c;
+  c.model = std::move(model);
+  c.optimizer.kind = optimizer;
+  c.optimizer.step = optimizer == OptimizerKind::kAdam ? 0.01 : 0.1;
+  c.epochs = 3;
+  c.seed = 5;
+  return c;
+}
+
+MlpModel small_mlp() {
+  MlpModel mlp;
+  mlp.hidden = {16, 8};
+  return mlp;
+}
+
+}  // namespace
+
+TEST_CASE("one worker with a replica of a dense model follows the serial run") {
+  // Alone, a worker's merge puts shared + (replica - base) = the replica up to rounding into the
+  // shared store, and its own optimiser state starts from the shared one (zeros) and counts its
+  // own steps, as the serial run's does: the runs agree up to rounding.
+  const auto train = test::blobs(1200, 11, true);
+  for (const auto& model : {ModelSpec{SoftmaxModel{}}, ModelSpec{small_mlp()}}) {
+    for (const auto optimizer : {OptimizerKind::kSgd, OptimizerKind::kAdam}) {
+      CAPTURE(model_name(model));
+      CAPTURE(to_string(optimizer));
+      TrainConfig c = dense_run(model, optimizer);
+      c.policy = Policy::kSerial;
+      const auto serial = hogwild::train(c, train, nullptr);
+      CHECK(serial.config.replicate == 0);
+      c.policy = Policy::kRacy;
+      c.threads = 1;
+      for (const int merge_every : {1, 100, 1 << 20}) {
+        CAPTURE(merge_every);
+        c.replicate = merge_every;
+        const auto replicated = hogwild::train(c, train, nullptr);
+        CHECK(replicated.config.replicate == merge_every);
+        CHECK(relative_distance(replicated.weights, serial.weights) < 1e-4);
+        CHECK(replicated.updates_applied == replicated.updates_computed);
+        CHECK(replicated.epochs.back().train.loss ==
+              doctest::Approx(serial.epochs.back().train.loss).epsilon(1e-4));
+      }
+    }
+  }
+}
+
+TEST_CASE("replicas of dense models at several thread counts learn and lose no update") {
+  const auto train = test::blobs(3000, 12, true);
+  const auto test_data = test::blobs(1000, 13, true);
+  TrainConfig c = dense_run(small_mlp(), OptimizerKind::kAdam);
+  c.epochs = 10;
+  c.policy = Policy::kSerial;
+  const auto serial = hogwild::train(c, train, &test_data);
+  REQUIRE(*serial.epochs.back().test->accuracy > 0.9);
+  c.staleness_sample = 0.1;
+  for (const auto& setting :
+       {std::pair{Policy::kRacy, 2}, std::pair{Policy::kRacy, 3}, std::pair{Policy::kRacy, 4},
+        std::pair{Policy::kAtomic, 2}, std::pair{Policy::kLocked, 4}}) {
+    const Policy policy = setting.first;  // not a structured binding: CAPTURE needs a variable
+    const int threads = setting.second;
+    for (const int merge_every : {TrainConfig::kReplicateAuto, 16}) {
+      CAPTURE(to_string(policy));
+      CAPTURE(threads);
+      CAPTURE(merge_every);
+      c.policy = policy;
+      c.threads = threads;
+      c.replicate = merge_every;
+      const auto r = hogwild::train(c, train, &test_data);
+      CHECK(r.config.replicate ==
+            (merge_every > 0 ? merge_every : TrainConfig::kAutoModelMergeEvery));
+      CHECK(*r.epochs.back().test->accuracy > 0.9);
+      CHECK(r.updates_applied == r.updates_computed);
+      std::uint64_t samples = 0;
+      for (const auto& w : r.workers) samples += w.samples;
+      CHECK(samples == 10 * train.rows());
+      // Every measured update is recorded once, at the merge that carried it, and waited at
+      // most for the others' updates of one epoch.
+      CHECK(r.staleness.updates.count() > 0);
+      CHECK(r.staleness.updates.count() <= r.updates_applied);
+      CHECK(r.staleness.updates.max() <= train.rows());
+    }
+  }
+}
+
+TEST_CASE("--replicate for softmax and mlp: auto resolves from the run, the rest is refused") {
+  TrainConfig c = dense_run(small_mlp(), OptimizerKind::kAdam);
+  c.threads = 2;
+  CHECK(c.resolved_model_replicate(true) == TrainConfig::kAutoModelMergeEvery);
+  CHECK(c.resolved_model_replicate(false) == 0);  // sparse softmax: updates touch a few rows
+  c.threads = 1;
+  CHECK(c.resolved_model_replicate(true) == 0);  // one worker: nothing to contend with
+  c.simulate = 2;                                // virtual workers, stepped in one thread
+  CHECK(c.resolved_model_replicate(true) == 0);
+  c.replicate = 64;
+  CHECK_THROWS_WITH_AS(c.validate(),
+                       doctest::Contains("--replicate: expected off or auto for softmax and mlp"),
+                       InputError);
+  c.simulate = 0;
+  c.threads = 2;
+  CHECK_NOTHROW(c.validate());
+  CHECK(c.resolved_model_replicate(true) == 64);
+  c.replicate = 0;
+  CHECK(c.resolved_model_replicate(true) == 0);
+  // The serial run's report keeps its bytes: no replicate key without replicas.
+  const auto train = test::blobs(300, 14);
+  c.policy = Policy::kSerial;
+  c.threads = 1;
+  CHECK(hogwild::to_json(hogwild::train(c, train, nullptr)).find("replicate") == std::string::npos);
+  c.policy = Policy::kRacy;
+  c.threads = 2;
+  c.replicate = 64;
+  CHECK(hogwild::to_json(hogwild::train(c, train, nullptr)).find("\"replicate\": 64") !=
+        std::string::npos);
+  // Models whose updates touch a few rows do not replicate.
+  c.model = FactorisationModel{};
+  CHECK_THROWS_WITH_AS(c.validate(),
+                       "--replicate: expected off or auto for mf (its updates touch a few rows), "
+                       "found 64",
+                       InputError);
+  c.model = SoftmaxModel{};
+  CHECK_NOTHROW(c.validate());
+  CHECK_THROWS_WITH_AS(c.check_format("libsvm"),
+                       doctest::Contains("--replicate: expected off or auto for softmax on LIBSVM"),
+                       InputError);
+  CHECK_NOTHROW(c.check_format("idx"));
 }

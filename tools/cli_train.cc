@@ -372,6 +372,15 @@ std::string replicas_text(const TrainArgs& a, const hogwild::Dataset& train) {
       100 * hogwild::TrainConfig::kAutoReplicateMaxShare);
 }
 
+// What the replicas line says for softmax and mlp on dense features.
+std::string model_replicas_text(const hogwild::TrainConfig& config) {
+  const int merge_every = config.resolved_model_replicate(true);
+  if (merge_every == 0) return "off";
+  return fmt::format("merged every {} samples{}, each worker with its own optimiser state",
+                     merge_every,
+                     config.replicate == hogwild::TrainConfig::kReplicateAuto ? " (auto)" : "");
+}
+
 // The model line and the line of delay, row order and replicas.
 std::string model_lines(const TrainArgs& a, const std::string& replicas) {
   const auto& config = a.config;
@@ -409,6 +418,8 @@ int train_on(const TrainArgs& a, Processes& processes, const StopOnSignal& stop,
   std::string replicas = "off";
   if constexpr (std::is_same_v<Data, hogwild::Dataset>) {
     if (hogwild::is_linear(config.model)) replicas = replicas_text(a, train);
+  } else if constexpr (std::is_same_v<Data, hogwild::DenseDataset>) {
+    replicas = model_replicas_text(config);
   }
   plan.header += model_lines(a, replicas);
   return train_and_report(a, processes, stop, train, test ? &*test : nullptr, plan);

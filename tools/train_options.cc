@@ -371,13 +371,14 @@ const TrainOption kTable[] = {
   {"--pause", "pause", 0, "P:DURATION: before each sample, a worker stalls for DURATION with "
    "probability P", arg<&A::pause>,
    [](A& a, TC& c) { if (!a.pause.empty()) c.speed.parse_pause(a.pause); }},
-  {"--replicate", "replicate", kLinearOnly, "per-worker model replicas against cache-line "
-   "contention: each worker trains a private copy and adds its changes to the shared model every "
-   "M samples; off, auto (with 2 to 17 threads, single-sample updates and a model of up to 1M "
-   "weights: M = 2048 / (threads - 1), so others' updates reach a worker within ~2048 updates) "
-   "or M", arg<&A::replicate>, [](A& a, TC& c) {
-     if (hogwild::is_linear(c.model)) c.replicate = parse_replicate(a.replicate);
-   }},
+  {"--replicate", "replicate", 0, "per-worker model replicas against cache-line contention: "
+   "each worker trains a private copy and adds its changes to the shared model every M samples; "
+   "off, auto or M. auto, linear models: with 2 to 17 threads, single-sample updates and a model "
+   "of up to 1M weights, M = 2048 / (threads - 1), so others' updates reach a worker within "
+   "~2048 updates; softmax on IDX data and mlp: with 2 or more threads, fixed minibatches and no "
+   "delay or simulation, M = 256, each worker with its own optimiser state; not for mf or "
+   "softmax on LIBSVM data, whose updates touch a few rows", arg<&A::replicate>,
+   [](A& a, TC& c) { c.replicate = parse_replicate(a.replicate); }},
   {"--hot-features", "hot_features", kLinearOnly, "with replicas: replicate only the K features "
    "the most training rows hold (a CTR model's frequent categories, where workers collide) and "
    "write the others straight to the shared model, so a merge costs K weights instead of the "

@@ -186,6 +186,8 @@ struct TrainConfig {
   /// runs out of 6, of 0.4 (0.14) in 1 of 5, of 0.2 (0.038) by 2.5 points once; of 0.1
   /// (0.0099) never, nor the data alone (0.0014). docs/benchmarks.md.
   static constexpr double kAutoReplicateMaxShare = 0.02;
+  /// Samples between merges that `auto` gives the replicas of softmax and mlp.
+  static constexpr int kAutoModelMergeEvery = 256;
   /// Models at most this wide keep the given numbering under frequency_order: their f32
   /// weights fit in 1 MiB, a core's L2 on the machines measured, where renumbering gained 8%
   /// against a copy of the indices (docs/benchmarks.md).
@@ -223,6 +225,12 @@ struct TrainConfig {
   /// 17), and when no feature carries more than kAutoReplicateMaxShare of the data's squared
   /// mass (`heaviest_share`, heaviest_feature_share of the training data).
   int resolved_replicate(std::size_t dim, double heaviest_share = 0) const;
+  /// Samples between replica merges for softmax or mlp, 0 when the run does not replicate:
+  /// only models whose every update writes all parameters (`dense_updates`: softmax on IDX
+  /// data, mlp) replicate; `auto` does with 2 or more real workers, fixed minibatches and no
+  /// delay, simulation, staleness bound, speed model or latency, every kAutoModelMergeEvery
+  /// samples.
+  int resolved_model_replicate(bool dense_updates) const;
 };
 
 /// TrainConfig::resolved_replicate for a linear model trained on `data`: its heaviest feature

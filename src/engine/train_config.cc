@@ -25,6 +25,16 @@ bool replicas_apply(const TrainConfig& c) {
          s.kind == ScheduleSpec::Kind::kFixed && s.batch <= 1 && !c.speed.active();
 }
 
+// Replicas of a dense model (softmax on IDX data, mlp) take its windows' reads and writes; the
+// delay layer, simulation, the staleness bound, a speed model, update latencies and time windows
+// run loops of their own.
+bool model_replicas_apply(const TrainConfig& c) {
+  return c.simulate == 0 && !c.virtual_time && c.bounded_staleness < 0 &&
+         c.delay.kind == DelaySpec::Kind::kNone &&
+         c.minibatches().kind == ScheduleSpec::Kind::kFixed && !c.speed.active() &&
+         c.read_latency_ns == 0 && c.write_latency_ns == 0;
+}
+
 bool adaptive(OptimizerKind kind) {
   return kind == OptimizerKind::kAdam || kind == OptimizerKind::kRmsprop;
 }
@@ -201,8 +211,8 @@ void validate_model(const TrainConfig& c) {
   if (r != TrainConfig::kReplicateAuto && (r < 0 || r > (1 << 24))) {
     fail("replicate", "off, auto, or samples between merges in [1, 16777216]", r);
   }
-  if (r > 0 && !is_linear(c.model)) {
-    fail("replicate", "off or auto for softmax, mlp and mf", r);
+  if (r > 0 && std::holds_alternative<FactorisationModel>(c.model)) {
+    fail("replicate", "off or auto for mf (its updates touch a few rows)", r);
   }
   if (c.hot_features > TrainConfig::kMaxHotFeatures) {
     fail("hot-features",
@@ -228,7 +238,14 @@ void validate_model(const TrainConfig& c) {
     fail("hot-features", "0 with --replicate off (it chooses what the replicas hold)",
          c.hot_features);
   }
-  if (r > 0 && !replicas_apply(c)) {
+  if (r > 0 && !is_linear(c.model) && !model_replicas_apply(c)) {
+    throw InputError(
+        "--replicate: expected off or auto for softmax and mlp with --delay, --simulate, "
+        "--clock virtual, --bounded-staleness, time windows, a speed model or update latencies, "
+        "which run loops of their own; found " +
+        std::to_string(r));
+  }
+  if (r > 0 && is_linear(c.model) && !replicas_apply(c)) {
     throw InputError(
         "--replicate: expected off or auto with --delay, --simulate, --bounded-staleness, "
         "minibatches (--batch, --schedule) or a speed model, which run loops of their own; found " +
@@ -305,7 +322,13 @@ void TrainConfig::check_format(std::string_view format) const {
                              ? (linear || softmax ? nullptr : "a linear model or softmax")
                          : format == "idx" ? (softmax || mlp ? nullptr : "softmax or mlp")
                                            : (mf ? nullptr : "mf");
-  if (expected == nullptr) return;
+  if (expected == nullptr) {
+    if (softmax && format == "libsvm" && replicate > 0) {
+      fail("replicate", "off or auto for softmax on LIBSVM data (its updates touch a few rows)",
+           replicate);
+    }
+    return;
+  }
   const std::string_view name = model_name(model);
   const char* needs = mlp  ? "dense features: --format idx"
                       : mf ? "--format ratings"
@@ -344,8 +367,14 @@ TrainConfig TrainConfig::resolved() const {
   c.l2 = l2_strength();
   c.average = averages_epochs();
   if (!c.optimizer.step) c.optimizer.step = default_step(model, optimizer);
-  if (!is_linear(model)) c.replicate = 0;  // linear runs resolve it from the model's size
+  if (!is_linear(model)) c.replicate = 0;  // the model's run resolves it (resolved_model_replicate)
   return c;
+}
+
+int TrainConfig::resolved_model_replicate(bool dense_updates) const {
+  if (is_linear(model) || !dense_updates || !model_replicas_apply(*this)) return 0;
+  if (replicate != kReplicateAuto) return replicate;
+  return workers() >= 2 ? kAutoModelMergeEvery : 0;
 }
 
 int TrainConfig::resolved_replicate(std::size_t dim, double heaviest_share) const {

@@ -18,6 +18,7 @@
 #include "engine/driver.h"
 #include "engine/landings.h"
 #include "engine/minibatch.h"
+#include "engine/replica_merge.h"
 #include "engine/rng.h"
 #include "engine/sampling.h"
 #include "engine/staleness_probe.h"
@@ -107,6 +108,17 @@ struct alignas(kCacheLine) WorkerState {
   detail::CoherenceProbe coherence;
   std::vector<std::pair<std::uint32_t, float>> saved;  // a sampled gradient, sorted by index
   std::vector<std::pair<std::uint32_t, float>> current;
+  // Replica (--replicate, dense models): the worker's private parameters and optimiser state,
+  // the shared values it last read, and its updates not yet merged into the shared store.
+  std::unique_ptr<ParamStore> replica;
+  detail::AlignedFloats replica_base;
+  std::unique_ptr<detail::OptimizerState> replica_state;
+  bool replica_fresh = false;               // read from the shared store since the segment began
+  bool replica_started = false;             // its optimiser state copied from the shared one
+  std::uint64_t since_merge = 0;            // samples since the last merge
+  std::uint64_t unmerged = 0;               // updates in the replica, not yet in the shared store
+  std::uint64_t unmerged_measured = 0;      // of which measured for staleness
+  detail::StalenessProbe::Reading refresh;  // when the replica was read
   detail::WorkerStats stats;
 };
 
@@ -242,8 +254,52 @@ struct EpochContext {
   detail::GlobalSteps* global;                                // --delay-unit global, or null
   detail::Landings* landings;                                 // --write-latency, or null
   std::int64_t read_latency_ns;                               // --read-latency
-  double step0;  // the initial step, times the plateau schedule's factor (else 1)
+  double step0;               // the initial step, times the plateau schedule's factor (else 1)
+  std::uint64_t merge_every;  // --replicate: samples between a replica's merges, 0 = shared
 };
+
+// Replicas (--replicate, dense models): a worker computes its windows' gradients at its
+// replica and applies them there with its own optimiser state (as PyTorch's Hogwild example
+// gives each process its own optimiser: shared moments would move between cores on every
+// update); every `merge_every` samples it adds what the replica changed to the shared parameters
+// and reads them back (replica_merge.h). Its updates count as applied, and a measured one records
+// its staleness, at the merge that carries them to the shared store: the updates the others
+// merged since the worker's last read.
+
+// Reads the shared parameters into the worker's replica; the first time, also the optimiser
+// state (zeros, or a resumed run's), which the replica keeps from then on.
+template <class P>
+void refresh_replica(const EpochContext& c, WorkerState& ws) {
+  detail::refresh_replica<P>(c.store, ws.replica->data(), ws.replica_base.data(), c.store.size());
+  if (!ws.replica_started) {
+    const ParamStore* shared[] = {c.state.s1.get(), c.state.s2.get()};
+    ParamStore* own[] = {ws.replica_state->s1.get(), ws.replica_state->s2.get()};
+    for (std::size_t b = 0; b < 2; ++b) {
+      if (own[b]) std::copy_n(shared[b]->data(), shared[b]->size(), own[b]->data());
+    }
+    ws.replica_started = true;
+  }
+  ws.replica_fresh = true;
+  ws.since_merge = 0;
+  if (ws.staleness_probe.on()) ws.refresh = ws.staleness_probe.read();
+}
+
+// Adds the replica's changes to the shared parameters and reads them back; counts its updates
+// as applied.
+template <class P>
+void merge_replica(const EpochContext& c, WorkerState& ws) {
+  detail::merge_replica<P>(c.store, ws.replica->data(), ws.replica_base.data(), c.store.size(),
+                           c.workers);
+  if (ws.staleness_probe.on()) {
+    // As for single updates, the record comes before the count it publishes.
+    ws.refresh = ws.staleness_probe.record(ws.refresh, ws.stats.staleness, ws.unmerged_measured);
+  }
+  ws.stats.applied += ws.unmerged;
+  ws.staleness_probe.publish(ws.stats.applied);
+  ws.unmerged = 0;
+  ws.unmerged_measured = 0;
+  ws.since_merge = 0;
+}
 
 // Ends the worker's step: applies the updates due at it; with delays in global steps, every
 // worker's updates due at the global step it ends.
@@ -290,18 +346,22 @@ void open_window(const EpochContext& c, WorkerState& ws, std::size_t pos, std::s
   const double progress = (c.epoch - 1) + static_cast<double>(b) / static_cast<double>(units);
   // The schedules are linear in the initial step: scaling it scales every step.
   ws.eta = static_cast<float>(config.optimizer.step_at(c.step0, c.epoch - 1, progress));
-  ws.t = static_cast<double>(ws.updates * static_cast<std::uint64_t>(c.workers) +
-                             static_cast<std::uint64_t>(worker) + 1);
+  // Adam's bias correction counts the steps its moments have seen: every worker's, interleaved,
+  // on shared moments; the worker's own on a replica's.
+  ws.t = c.merge_every > 0
+             ? static_cast<double>(ws.updates + 1)
+             : static_cast<double>(ws.updates * static_cast<std::uint64_t>(c.workers) +
+                                   static_cast<std::uint64_t>(worker) + 1);
   ws.coherence_window = static_cast<std::size_t>(c.epoch - 1) * detail::kCoherenceWindowsPerEpoch +
                         b * detail::kCoherenceWindowsPerEpoch / units;
   ws.measured = ws.staleness_probe.tick();
   if (ws.measured) ws.read = ws.staleness_probe.read();
   ++ws.updates;
-  if constexpr (P::kConcurrent) {
-    if (c.model.row_width() == 0) {
-      // Other workers write while this one reads: take the snapshot with relaxed loads.
-      detail::relaxed_copy(c.store.data(), ws.local.data(), c.store.size());
-    }
+  if (c.merge_every > 0) {
+    if (!ws.replica_fresh) refresh_replica<P>(c, ws);
+  } else if (P::kConcurrent && c.model.row_width() == 0) {
+    // Other workers write while this one reads: take the snapshot with relaxed loads.
+    detail::relaxed_copy(c.store.data(), ws.local.data(), c.store.size());
   }
 }
 
@@ -373,7 +433,9 @@ void compute_chunk(const EpochContext& c, WorkerState& ws, std::span<const std::
     }
   } else {
     detail::ParamView view;
-    view.values = P::kConcurrent ? ws.local.data() : c.store.data();
+    view.values = c.merge_every > 0 ? ws.replica->data()
+                  : P::kConcurrent  ? ws.local.data()
+                                    : c.store.data();
     if (first) {
       loss = model.gradient(c.data, chunk, view, ws.grad.data(), ws.workspace.get());
     } else {
@@ -438,7 +500,14 @@ void close_window(const EpochContext& c, WorkerState& ws) {
     }
   }
 
-  if (!ws.delay.on() && c.landings) {
+  if (c.merge_every > 0) {
+    detail::apply_step<detail::SerialPolicy>(config.optimizer, *ws.replica, *ws.replica_state,
+                                             {idx, g}, eta, t, ws.scratch);
+    ++ws.unmerged;
+    if (measured) ++ws.unmerged_measured;
+    ws.since_merge += ws.samples_in;
+    if (ws.since_merge >= c.merge_every) merge_replica<P>(c, ws);
+  } else if (!ws.delay.on() && c.landings) {
     send(*c.landings, ws,
          {read, t, eta, static_cast<std::uint32_t>(g.size()), idx.empty(), measured}, idx, g);
   } else if (!ws.delay.on()) {
@@ -519,6 +588,10 @@ void finish_segment(const EpochContext& c, WorkerState& ws) {
   }
   if (c.landings) c.landings->set_now(ws.clock.now());
   if (ws.open) close_window<P>(c, ws);
+  if (c.merge_every > 0 && ws.replica_fresh) {
+    merge_replica<P>(c, ws);
+    ws.replica_fresh = false;  // the next segment starts from the shared store
+  }
 }
 
 // Checks a resumed state against this model and optimiser and copies it in.
@@ -562,6 +635,7 @@ struct ModelRun {
   std::optional<detail::GlobalSteps> global_steps{};  // --delay-unit global
   std::optional<detail::Landings> landings{};         // --write-latency
   std::optional<detail::ExamplesCopy> loss_sample{};  // --train-loss-sample: those measured
+  std::uint64_t merge_every = 0;  // --replicate: samples between merges, 0 = shared parameters
 };
 
 // The model kernel: windows over a Model, for one policy chosen once; on cache lines of its own,
@@ -616,12 +690,31 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
   }
   void fill_state(TrainState& state) const override {
     state.weights = run_.store.values();
+    if (run_.merge_every > 0) average_replica_states();
     for (const auto* buffer : run_.state_buffers) state.optimizer_state.push_back(buffer->values());
     for (const auto& ws : run_.workers) state.worker_updates.push_back(ws->updates);
   }
 
  private:
   WorkerState& state(int worker) { return *run_.workers[static_cast<std::size_t>(worker)]; }
+  // With replicas each worker keeps its own optimiser state: the shared buffers get their mean,
+  // which checkpoints save and a resumed run's workers start from.
+  void average_replica_states() const {
+    for (std::size_t b = 0; b < run_.state_buffers.size(); ++b) {
+      std::span<float> mean = run_.state_buffers[b]->values();
+      std::size_t started = 0;
+      for (const auto& ws : run_.workers) {
+        if (!ws->replica_started) continue;
+        const ParamStore& own = b == 0 ? *ws->replica_state->s1 : *ws->replica_state->s2;
+        if (started++ == 0) std::fill(mean.begin(), mean.end(), 0.0f);
+        for (std::size_t i = 0; i < mean.size(); ++i) mean[i] += own.data()[i];
+      }
+      const auto share = static_cast<float>(started);
+      if (started > 1) {
+        for (auto& v : mean) v /= share;
+      }
+    }
+  }
   detail::Landings* landings() { return run_.landings ? &*run_.landings : nullptr; }
   EpochContext context() {
     const bool timed = run_.config.schedule->kind == ScheduleSpec::Kind::kTime;
@@ -639,7 +732,8 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
             run_.global_steps ? &*run_.global_steps : nullptr,
             landings(),
             run_.config.read_latency_ns,
-            step_scale_ * *run_.config.optimizer.step};
+            step_scale_ * *run_.config.optimizer.step,
+            run_.merge_every};
   }
   Evaluation evaluated(const Examples& data) {
     const float* w = run_.store.data();  // workers have joined: plain reads are safe
@@ -659,7 +753,8 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
 std::unique_ptr<WorkerState> make_worker(const TrainConfig& config, const Model& model,
                                          std::size_t rows_per_example, int worker,
                                          const Callbacks& clocks,
-                                         std::span<detail::AppliedCounter> counters) {
+                                         std::span<detail::AppliedCounter> counters,
+                                         bool replicated) {
   const std::size_t params = model.num_params();
   const std::size_t width = model.row_width();
   const bool timed = config.schedule->kind == ScheduleSpec::Kind::kTime;
@@ -683,7 +778,13 @@ std::unique_ptr<WorkerState> make_worker(const TrainConfig& config, const Model&
     ws->rows.reserve(chunk_cap * rows_per_example + 1);
     ws->chunk_rows.reserve(std::min(max_rows, chunk_cap * rows_per_example + 1));
   }
-  ws->local.resize(update_size);
+  if (replicated) {
+    ws->replica = std::make_unique<ParamStore>(params, 1);
+    ws->replica_base.resize(params);
+    ws->replica_state = std::make_unique<detail::OptimizerState>(config.optimizer.kind, params);
+  } else {
+    ws->local.resize(update_size);
+  }
   ws->grad.resize(update_size);
   // Time windows and virtual time compute a window in several chunks.
   if (timed || config.virtual_time) ws->chunk_grad.resize(update_size);
@@ -719,6 +820,7 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
                    const Callbacks& callbacks, const TrainState* resume) {
   Report report;
   report.config = raw.resolved();
+  report.config.replicate = raw.resolved_model_replicate(model.row_width() == 0);
   const TrainConfig& config = report.config;
   const int worker_count = config.workers();
   shape.parameters = model.num_params();
@@ -753,6 +855,7 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
   if (state.s1) run.state_buffers.push_back(state.s1.get());
   if (state.s2) run.state_buffers.push_back(state.s2.get());
   if (resume) restore(*resume, config, params, run.state_buffers, store);
+  run.merge_every = static_cast<std::uint64_t>(config.replicate);
   const auto loss_rows = detail::train_loss_rows(n, config.train_loss_sample, config.seed);
   if (!loss_rows.empty()) run.loss_sample.emplace(train, loss_rows);
   auto& workers = run.workers;
@@ -760,7 +863,8 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
   const std::size_t rows_per_example =
       model.row_width() > 0 ? model.max_rows_per_example(train) : 0;
   for (int worker = 0; worker < worker_count; ++worker) {
-    workers.push_back(make_worker(config, model, rows_per_example, worker, clocks, run.counters));
+    workers.push_back(make_worker(config, model, rows_per_example, worker, clocks, run.counters,
+                                  run.merge_every > 0));
   }
 
   if (config.global_delay && config.delay.kind != DelaySpec::Kind::kNone) {

@@ -194,6 +194,8 @@ ordered_json model_config_json(const TrainConfig& c) {
   }
   if (c.validation_fraction > 0) j["validation_fraction"] = c.validation_fraction;
   if (c.train_loss_sample > 0) j["train_loss_sample"] = c.train_loss_sample;
+  // Samples between replica merges as the run resolved it; only when it replicates.
+  if (c.replicate > 0) j["replicate"] = c.replicate;
   return j;
 }
 
