@@ -108,9 +108,9 @@ TEST_CASE("model options are checked, and every model trains through the one tra
           path("replicated.json"));
   INFO(replicated.err);
   REQUIRE(replicated.code == 0);
-  CHECK(replicated.out.find("replicas: merged every 256 samples (auto), each worker with its own "
+  CHECK(replicated.out.find("replicas: merged every 64 samples (auto), each worker with its own "
                             "optimiser state") != std::string::npos);
-  CHECK(nlohmann::json::parse(slurp(path("replicated.json")))["config"]["replicate"] == 256);
+  CHECK(nlohmann::json::parse(slurp(path("replicated.json")))["config"]["replicate"] == 64);
   const auto shared = run("train --format idx" + images +
                           " --model softmax --threads 2 --epochs 1 --replicate off");
   CHECK(shared.code == 0);

@@ -186,8 +186,11 @@ struct TrainConfig {
   /// runs out of 6, of 0.4 (0.14) in 1 of 5, of 0.2 (0.038) by 2.5 points once; of 0.1
   /// (0.0099) never, nor the data alone (0.0014). docs/benchmarks.md.
   static constexpr double kAutoReplicateMaxShare = 0.02;
-  /// Samples between merges that `auto` gives the replicas of softmax and mlp.
-  static constexpr int kAutoModelMergeEvery = 256;
+  /// Samples between merges that `auto` gives the replicas of softmax and mlp: on Fashion-MNIST
+  /// with 2 threads the MLP with Adam kept the serial run's test accuracy to 0.2-0.3 points at
+  /// 32 and 64, lost 0.6 at 128, 1.0 at 256 and 1.8 at 1024, and ran 1.9x one serial thread
+  /// from 64 on (docs/benchmarks.md).
+  static constexpr int kAutoModelMergeEvery = 64;
   /// Models at most this wide keep the given numbering under frequency_order: their f32
   /// weights fit in 1 MiB, a core's L2 on the machines measured, where renumbering gained 8%
   /// against a copy of the indices (docs/benchmarks.md).
