@@ -343,7 +343,7 @@ TEST_CASE("replicas of dense models at several thread counts learn and lose no u
       c.replicate = merge_every;
       const auto r = hogwild::train(c, train, &test_data);
       CHECK(r.config.replicate ==
-            (merge_every > 0 ? merge_every : TrainConfig::kAutoModelMergeEvery));
+            (merge_every > 0 ? merge_every : TrainConfig::kAutoAdaptiveMergeEvery));
       CHECK(*r.epochs.back().test->accuracy > 0.9);
       CHECK(r.updates_applied == r.updates_computed);
       std::uint64_t samples = 0;
@@ -361,6 +361,8 @@ TEST_CASE("replicas of dense models at several thread counts learn and lose no u
 TEST_CASE("--replicate for softmax and mlp: auto resolves from the run, the rest is refused") {
   TrainConfig c = dense_run(small_mlp(), OptimizerKind::kAdam);
   c.threads = 2;
+  CHECK(c.resolved_model_replicate(true) == TrainConfig::kAutoAdaptiveMergeEvery);  // Adam
+  c.optimizer.kind = OptimizerKind::kMomentum;
   CHECK(c.resolved_model_replicate(true) == TrainConfig::kAutoModelMergeEvery);
   CHECK(c.resolved_model_replicate(false) == 0);  // sparse softmax: updates touch a few rows
   c.threads = 1;

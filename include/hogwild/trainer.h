@@ -186,11 +186,15 @@ struct TrainConfig {
   /// runs out of 6, of 0.4 (0.14) in 1 of 5, of 0.2 (0.038) by 2.5 points once; of 0.1
   /// (0.0099) never, nor the data alone (0.0014). docs/benchmarks.md.
   static constexpr double kAutoReplicateMaxShare = 0.02;
-  /// Samples between merges that `auto` gives the replicas of softmax and mlp: on Fashion-MNIST
-  /// with 2 threads the MLP with Adam kept the serial run's test accuracy to 0.2-0.3 points at
-  /// 32 and 64, lost 0.6 at 128, 1.0 at 256 and 1.8 at 1024, and ran 1.9x one serial thread
-  /// from 64 on (docs/benchmarks.md).
-  static constexpr int kAutoModelMergeEvery = 64;
+  /// Samples between merges that `auto` gives the replicas of softmax and mlp trained with SGD,
+  /// momentum or Adagrad: on Fashion-MNIST with 2 threads they kept the serial run's test
+  /// accuracy at merges every 64 to 1024 samples, and 256 ran the MLP at 1.80x one serial
+  /// thread against 1.68x at 64 (docs/benchmarks.md) ...
+  static constexpr int kAutoModelMergeEvery = 256;
+  /// ... and with Adam or RMSProp, whose steps do not shrink with the gradient, so a worker's
+  /// steps from an old read add up further: the MLP with Adam kept the serial run's accuracy to
+  /// 0.2-0.3 points at 32 and 64 samples, lost 0.6 at 128, 1.0 at 256 and 1.8 at 1024.
+  static constexpr int kAutoAdaptiveMergeEvery = 64;
   /// Models at most this wide keep the given numbering under frequency_order: their f32
   /// weights fit in 1 MiB, a core's L2 on the machines measured, where renumbering gained 8%
   /// against a copy of the indices (docs/benchmarks.md).
@@ -232,7 +236,7 @@ struct TrainConfig {
   /// only models whose every update writes all parameters (`dense_updates`: softmax on IDX
   /// data, mlp) replicate; `auto` does with 2 or more real workers, fixed minibatches and no
   /// delay, simulation, staleness bound, speed model or latency, every kAutoModelMergeEvery
-  /// samples.
+  /// samples (kAutoAdaptiveMergeEvery with Adam or RMSProp).
   int resolved_model_replicate(bool dense_updates) const;
 };
 

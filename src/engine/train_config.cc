@@ -374,7 +374,8 @@ TrainConfig TrainConfig::resolved() const {
 int TrainConfig::resolved_model_replicate(bool dense_updates) const {
   if (is_linear(model) || !dense_updates || !model_replicas_apply(*this)) return 0;
   if (replicate != kReplicateAuto) return replicate;
-  return workers() >= 2 ? kAutoModelMergeEvery : 0;
+  if (workers() < 2) return 0;
+  return adaptive(optimizer.kind) ? kAutoAdaptiveMergeEvery : kAutoModelMergeEvery;
 }
 
 int TrainConfig::resolved_replicate(std::size_t dim, double heaviest_share) const {
