@@ -277,12 +277,9 @@ struct alignas(kCacheLine) WorkerState {
   detail::AlignedFloats replica;  // line-aligned: merges go a cache line at a time
   detail::AlignedFloats replica_base;
   bool replica_fresh = false;
-  std::uint64_t since_merge = 0;            // samples since the last merge
-  std::uint64_t unmerged = 0;               // updates in the replica, not yet in the shared store
-  std::uint64_t unmerged_measured = 0;      // of which sampled for staleness
-  detail::StalenessProbe::Reading refresh;  // when the replica was read
-  detail::InFlight<Flight> in_flight;       // --write-latency: sent, oldest first
-  detail::RoundingBits rounding;            // --weights bf16: the random bits of its roundings
+  detail::ReplicaCounts replica_counts;
+  detail::InFlight<Flight> in_flight;  // --write-latency: sent, oldest first
+  detail::RoundingBits rounding;       // --weights bf16: the random bits of its roundings
   detail::WorkerStats stats;
 };
 
@@ -384,7 +381,7 @@ class Engine {
       // gradient waits for the update `lag` updates after it. A replica also stops at its
       // next merge.
       std::uint64_t plain = last - pos;
-      if (replicated) plain = std::min(plain, merge_every_ - s.since_merge);
+      if (replicated) plain = std::min(plain, merge_every_ - s.replica_counts.since_merge);
       if (s.staleness_probe.on()) plain = std::min(plain, s.staleness_probe.until_next());
       if (coherence_) plain = std::min(plain, s.coherence.quiet_after(s.stats.computed));
       if (plain == 0) {
@@ -407,8 +404,8 @@ class Engine {
       }
       pos += static_cast<std::size_t>(plain);
       if (replicated) {
-        s.since_merge += plain;
-        if (s.since_merge >= merge_every_) merge_replica(s);
+        s.replica_counts.since_merge += plain;
+        if (s.replica_counts.since_merge >= merge_every_) merge_replica(s);
       }
     }
   }
@@ -431,8 +428,7 @@ class Engine {
     } else {
       replica_apply(w, r, coef);
     }
-    ++s.unmerged;
-    if (measured) ++s.unmerged_measured;
+    s.replica_counts.updated(measured);
   }
 
   [[gnu::always_inline]] inline void replica_apply(float* w, std::uint32_t r, float coef) {
@@ -458,8 +454,7 @@ class Engine {
       s.replica[i] = s.replica_base[i] = P::load(shared[j]);
     }
     s.replica_fresh = true;
-    s.since_merge = 0;
-    if (s.staleness_probe.on()) s.refresh = s.staleness_probe.read();
+    s.replica_counts.refreshed(s.staleness_probe);
   }
 
   // merge_replica for replicas of the hot features: slot i holds feature features[i], so the
@@ -539,7 +534,7 @@ class Engine {
     }
     s.stats.samples += last - first;
     s.stats.computed += updates;
-    s.unmerged += updates;
+    s.replica_counts.unmerged += updates;
     return updates;
   }
 
@@ -554,16 +549,8 @@ class Engine {
     } else {
       detail::merge_replica<P>(store_, replica, base, s.replica.size(), static_cast<int>(workers_));
     }
-    if (s.staleness_probe.on()) {
-      // The pass also re-read the shared store: the replica's next updates are read now. As
-      // for single updates, the record comes before the count it publishes.
-      s.refresh = s.staleness_probe.record(s.refresh, s.stats.staleness, s.unmerged_measured);
-    }
-    s.stats.applied += s.unmerged;
-    s.staleness_probe.publish(s.stats.applied);
-    s.unmerged = 0;
-    s.unmerged_measured = 0;
-    s.since_merge = 0;
+    // The pass also re-read the shared store: the replica's next updates are read now.
+    s.replica_counts.merged(s.staleness_probe, s.stats);
   }
 
   // Where the plain loop reads and writes: the shared store (publishing the worker's applied
@@ -601,7 +588,7 @@ class Engine {
     }
     s.stats.samples += last - first;
     s.stats.computed += updates;
-    (kReplica ? s.unmerged : s.stats.applied) += updates;
+    (kReplica ? s.replica_counts.unmerged : s.stats.applied) += updates;
     return updates;
   }
 

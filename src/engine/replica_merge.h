@@ -9,12 +9,48 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
+#include "engine/staleness_probe.h"
+#include "engine/worker_stats.h"
 #include "hogwild/detail/param_store.h"
 #include "hogwild/detail/policies.h"
 
 namespace hogwild::detail {
+
+/// A replica's bookkeeping between merges: samples since the last one, updates made on the
+/// replica and not merged yet (and how many of them are measured for staleness), and the
+/// staleness reading taken when the replica last read the shared store. A replica's updates
+/// count as applied, and measured ones record their staleness, at the merge that carries them:
+/// the updates the others applied since the worker's last read.
+struct ReplicaCounts {
+  std::uint64_t since_merge = 0;        ///< samples since the last merge
+  std::uint64_t unmerged = 0;           ///< updates in the replica, not in the shared store yet
+  std::uint64_t unmerged_measured = 0;  ///< of which measured for staleness
+  StalenessProbe::Reading refresh;      ///< when the replica last read the shared store
+
+  /// The replica has just read the shared store.
+  void refreshed(const StalenessProbe& probe) {
+    since_merge = 0;
+    if (probe.on()) refresh = probe.read();
+  }
+  /// One update made on the replica.
+  void updated(bool measured) {
+    ++unmerged;
+    if (measured) ++unmerged_measured;
+  }
+  /// A merge has carried the unmerged updates to the shared store and re-read it.
+  void merged(const StalenessProbe& probe, WorkerStats& stats) {
+    // As for single updates, the record comes before the count it publishes.
+    if (probe.on()) refresh = probe.record(refresh, stats.staleness, unmerged_measured);
+    stats.applied += unmerged;
+    probe.publish(stats.applied);
+    unmerged = 0;
+    unmerged_measured = 0;
+    since_merge = 0;
+  }
+};
 
 /// Copies the shared store's [0, size) into replica and base, read under P (other workers may
 /// be writing).

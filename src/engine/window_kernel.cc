@@ -113,12 +113,9 @@ struct alignas(kCacheLine) WorkerState {
   std::unique_ptr<ParamStore> replica;
   detail::AlignedFloats replica_base;
   std::unique_ptr<detail::OptimizerState> replica_state;
-  bool replica_fresh = false;               // read from the shared store since the segment began
-  bool replica_started = false;             // its optimiser state copied from the shared one
-  std::uint64_t since_merge = 0;            // samples since the last merge
-  std::uint64_t unmerged = 0;               // updates in the replica, not yet in the shared store
-  std::uint64_t unmerged_measured = 0;      // of which measured for staleness
-  detail::StalenessProbe::Reading refresh;  // when the replica was read
+  bool replica_fresh = false;    // read from the shared store since the segment began
+  bool replica_started = false;  // its optimiser state copied from the shared one
+  detail::ReplicaCounts replica_counts;
   detail::WorkerStats stats;
 };
 
@@ -280,8 +277,7 @@ void refresh_replica(const EpochContext& c, WorkerState& ws) {
     ws.replica_started = true;
   }
   ws.replica_fresh = true;
-  ws.since_merge = 0;
-  if (ws.staleness_probe.on()) ws.refresh = ws.staleness_probe.read();
+  ws.replica_counts.refreshed(ws.staleness_probe);
 }
 
 // Adds the replica's changes to the shared parameters and reads them back; counts its updates
@@ -290,15 +286,7 @@ template <class P>
 void merge_replica(const EpochContext& c, WorkerState& ws) {
   detail::merge_replica<P>(c.store, ws.replica->data(), ws.replica_base.data(), c.store.size(),
                            c.workers);
-  if (ws.staleness_probe.on()) {
-    // As for single updates, the record comes before the count it publishes.
-    ws.refresh = ws.staleness_probe.record(ws.refresh, ws.stats.staleness, ws.unmerged_measured);
-  }
-  ws.stats.applied += ws.unmerged;
-  ws.staleness_probe.publish(ws.stats.applied);
-  ws.unmerged = 0;
-  ws.unmerged_measured = 0;
-  ws.since_merge = 0;
+  ws.replica_counts.merged(ws.staleness_probe, ws.stats);
 }
 
 // Ends the worker's step: applies the updates due at it; with delays in global steps, every
@@ -503,10 +491,9 @@ void close_window(const EpochContext& c, WorkerState& ws) {
   if (c.merge_every > 0) {
     detail::apply_step<detail::SerialPolicy>(config.optimizer, *ws.replica, *ws.replica_state,
                                              {idx, g}, eta, t, ws.scratch);
-    ++ws.unmerged;
-    if (measured) ++ws.unmerged_measured;
-    ws.since_merge += ws.samples_in;
-    if (ws.since_merge >= c.merge_every) merge_replica<P>(c, ws);
+    ws.replica_counts.updated(measured);
+    ws.replica_counts.since_merge += ws.samples_in;
+    if (ws.replica_counts.since_merge >= c.merge_every) merge_replica<P>(c, ws);
   } else if (!ws.delay.on() && c.landings) {
     send(*c.landings, ws,
          {read, t, eta, static_cast<std::uint32_t>(g.size()), idx.empty(), measured}, idx, g);
