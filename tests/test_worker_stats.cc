@@ -18,22 +18,24 @@ TEST_CASE("summarise_workers adds the workers' counts, delays, staleness and coh
   a.size_for(2, 3);
   b.size_for(2, 0);
   CHECK(a.injected.size() == 4);
-  CHECK(a.coherence_sum.size() == 2 * kCoherenceWindowsPerEpoch);
+  CHECK(a.coherence_windows == 2 * kCoherenceWindowsPerEpoch);
+  CHECK(a.coherence_sum.empty());  // grown as windows are measured
   a.samples = 100;
   a.computed = a.applied = 10;
   for (int k = 0; k < 10; ++k) a.batch_sizes.record(10);
   a.injected = {3, 0, 2, 0};
   a.staleness.updates.record(5);
-  a.coherence_sum[1] = 0.5;
-  a.coherence_count[1] = 2;
+  hogwild::detail::CoherenceProbe::add(a, 1, 0.2);
+  hogwild::detail::CoherenceProbe::add(a, 1, 0.3);
+  hogwild::detail::CoherenceProbe::add(a, 2 * kCoherenceWindowsPerEpoch, 1.0);  // beyond the run
+  CHECK(a.coherence_sum.size() == 2);
   b.samples = 40;
   b.computed = 40;
   b.applied = 39;  // single-sample updates: no batch sizes recorded
   b.injected = {1};
   b.staleness.updates.record(1);
   b.staleness.updates.record(3);
-  b.coherence_sum[1] = 0.25;
-  b.coherence_count[1] = 1;
+  hogwild::detail::CoherenceProbe::add(b, 1, 0.25);
 
   hogwild::Report report;
   const std::vector<const WorkerStats*> workers = {&a, &b};

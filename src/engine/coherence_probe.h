@@ -52,7 +52,11 @@ class CoherenceProbe {
   }
   /// Adds a comparison's cosine to coherence window `window` (ignored beyond the run's).
   static void add(WorkerStats& stats, std::size_t window, double cosine) {
-    if (window >= stats.coherence_sum.size()) return;
+    if (window >= stats.coherence_windows) return;
+    if (window >= stats.coherence_sum.size()) {
+      stats.coherence_sum.resize(window + 1, 0.0);
+      stats.coherence_count.resize(window + 1, 0);
+    }
     stats.coherence_sum[window] += cosine;
     ++stats.coherence_count[window];
   }

@@ -987,7 +987,7 @@ class Engine {
     }
     const std::size_t window =
         window_base_ + pos * kCoherenceWindowsPerEpoch / std::max<std::size_t>(len, 1);
-    if (window >= s.stats.coherence_sum.size()) return;
+    if (window >= s.stats.coherence_windows) return;
     const double sign = (coef > 0) == (s.saved_coef > 0) ? 1.0 : -1.0;
     detail::CoherenceProbe::add(s.stats, window,
                                 sign * sparse_cosine(rows_, data_, r, s.saved_row));

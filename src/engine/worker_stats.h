@@ -23,14 +23,18 @@ struct WorkerStats {
   Histogram windows_ns;                        ///< time windows' lengths
   std::vector<std::uint64_t> injected;         ///< count of each injected delay value
   StalenessStats staleness;                    ///< measured staleness
+  std::size_t coherence_windows = 0;           ///< the run's coherence windows, at most
   std::vector<double> coherence_sum;           ///< per coherence window: sum of cosines
   std::vector<std::uint64_t> coherence_count;  ///< per coherence window: cosines summed
 
-  /// Sized for a run of `epochs` epochs with delays of at most `max_delay`.
+  /// Sized for a run of `epochs` epochs with delays of at most `max_delay`. The coherence
+  /// windows grow as they are measured: a run given `--epochs 1000000` to train until
+  /// interrupted would otherwise hold 160 MB of them per worker from the start.
   void size_for(int epochs, std::uint32_t max_delay) {
     injected.assign(std::size_t{max_delay} + 1, 0);
-    coherence_sum.assign(static_cast<std::size_t>(epochs) * kCoherenceWindowsPerEpoch, 0.0);
-    coherence_count.assign(coherence_sum.size(), 0);
+    coherence_windows = static_cast<std::size_t>(epochs) * kCoherenceWindowsPerEpoch;
+    coherence_sum.clear();
+    coherence_count.clear();
   }
 };
 
