@@ -17,22 +17,15 @@ namespace {
   throw InputError(fmt::format("--{}: expected {}, found {}", option, expected, found));
 }
 
-// Replicas replace the single-sample Hogwild! loop; the delay layer, minibatches, the speed
-// model and simulation have loops of their own.
+// Replicas take the plain loops' shared reads and writes: the linear models' single-sample
+// Hogwild! loop, the dense models' fixed minibatches. The delay layer, simulation (and with it
+// the virtual clock and update latencies), the staleness bound, time windows, the linear
+// models' minibatches and the speed model run loops of their own.
 bool replicas_apply(const TrainConfig& c) {
   const ScheduleSpec s = c.minibatches();
   return c.simulate == 0 && c.bounded_staleness < 0 && c.delay.kind == DelaySpec::Kind::kNone &&
-         s.kind == ScheduleSpec::Kind::kFixed && s.batch <= 1 && !c.speed.active();
-}
-
-// Replicas of a dense model (softmax on IDX data, mlp) take its windows' reads and writes; the
-// delay layer, simulation, the staleness bound, a speed model, update latencies and time windows
-// run loops of their own.
-bool model_replicas_apply(const TrainConfig& c) {
-  return c.simulate == 0 && !c.virtual_time && c.bounded_staleness < 0 &&
-         c.delay.kind == DelaySpec::Kind::kNone &&
-         c.minibatches().kind == ScheduleSpec::Kind::kFixed && !c.speed.active() &&
-         c.read_latency_ns == 0 && c.write_latency_ns == 0;
+         s.kind == ScheduleSpec::Kind::kFixed && (s.batch <= 1 || !is_linear(c.model)) &&
+         !c.speed.active();
 }
 
 bool adaptive(OptimizerKind kind) {
@@ -238,18 +231,14 @@ void validate_model(const TrainConfig& c) {
     fail("hot-features", "0 with --replicate off (it chooses what the replicas hold)",
          c.hot_features);
   }
-  if (r > 0 && !is_linear(c.model) && !model_replicas_apply(c)) {
-    throw InputError(
-        "--replicate: expected off or auto for softmax and mlp with --delay, --simulate, "
-        "--clock virtual, --bounded-staleness, time windows, a speed model or update latencies, "
-        "which run loops of their own; found " +
-        std::to_string(r));
-  }
-  if (r > 0 && is_linear(c.model) && !replicas_apply(c)) {
-    throw InputError(
-        "--replicate: expected off or auto with --delay, --simulate, --bounded-staleness, "
-        "minibatches (--batch, --schedule) or a speed model, which run loops of their own; found " +
-        std::to_string(r));
+  if (r > 0 && !replicas_apply(c)) {
+    const char* loops =
+        is_linear(c.model) ? "with --delay, --simulate, --bounded-staleness, minibatches (--batch, "
+                             "--schedule) or a speed model"
+                           : "for softmax and mlp with --delay, --simulate, --bounded-staleness, "
+                             "time windows or a speed model";
+    throw InputError(fmt::format(
+        "--replicate: expected off or auto {}, which run loops of their own; found {}", loops, r));
   }
   if (const auto* mlp = std::get_if<MlpModel>(&c.model)) {
     if (mlp->hidden.empty()) fail("hidden", "at least one hidden layer width", "none");
@@ -372,7 +361,7 @@ TrainConfig TrainConfig::resolved() const {
 }
 
 int TrainConfig::resolved_model_replicate(bool dense_updates) const {
-  if (is_linear(model) || !dense_updates || !model_replicas_apply(*this)) return 0;
+  if (is_linear(model) || !dense_updates || !replicas_apply(*this)) return 0;
   if (replicate != kReplicateAuto) return replicate;
   if (workers() < 2) return 0;
   return adaptive(optimizer.kind) ? kAutoAdaptiveMergeEvery : kAutoModelMergeEvery;
