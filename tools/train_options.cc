@@ -376,8 +376,9 @@ const TrainOption kTable[] = {
    "off, auto or M. auto, linear models: with 2 to 17 threads, single-sample updates and a model "
    "of up to 1M weights, M = 2048 / (threads - 1), so others' updates reach a worker within "
    "~2048 updates; softmax on IDX data and mlp: with 2 or more threads, fixed minibatches and no "
-   "delay or simulation, M = 256 (64 with adam or rmsprop), each worker with its own optimiser state; not for mf or "
-   "softmax on LIBSVM data, whose updates touch a few rows", arg<&A::replicate>,
+   "delay or simulation, M = 256 (64 with adam or rmsprop), each worker with its own optimiser "
+   "state; not for mf or softmax on LIBSVM data, whose updates touch a few rows",
+   arg<&A::replicate>,
    [](A& a, TC& c) { c.replicate = parse_replicate(a.replicate); }},
   {"--hot-features", "hot_features", kLinearOnly, "with replicas: replicate only the K features "
    "the most training rows hold (a CTR model's frequent categories, where workers collide) and "
