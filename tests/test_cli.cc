@@ -153,7 +153,7 @@ TEST_CASE(
   CHECK(narrow.out.find("renumbers") == std::string::npos);
 }
 
-TEST_CASE("a constant feature turns --replicate auto off, and the replicas line says why") {
+TEST_CASE("a constant feature merges as the workers' mean change, and the replicas line says so") {
   generate();
   // Every row gains feature 2001 = 1 (an intercept's constant feature): half the squared values.
   std::istringstream rows(slurp(path("train.svm")));
@@ -162,19 +162,23 @@ TEST_CASE("a constant feature turns --replicate auto off, and the replicas line 
   out.close();
   const auto info = run("info " + path("constant.svm"));
   CHECK(info.out.find("heaviest:        one feature holds ") != std::string::npos);
-  CHECK(info.out.find("% of the squared values (over 2%: --replicate auto keeps the weights "
-                      "shared)") != std::string::npos);
+  CHECK(info.out.find("% of the squared values (over 2%: replica merges add the workers' mean "
+                      "change of its weight)") != std::string::npos);
   CHECK(run("info " + path("train.svm")).out.find("squared values\n") != std::string::npos);
   const auto r = run("train --train " + path("constant.svm") + " --threads 2 --epochs 1 --json " +
                      path("constant.json"));
   INFO(r.err);
   REQUIRE(r.code == 0);
-  CHECK(r.out.find("replicas: off (auto: one feature carries ") != std::string::npos);
-  CHECK(nlohmann::json::parse(slurp(path("constant.json")))["config"]["replicate"] == 0);
-  // Asked for, replicas stay.
-  const auto asked =
-      run("train --train " + path("constant.svm") + " --threads 2 --epochs 1 --replicate 512");
-  CHECK(asked.out.find("replicas: merged every 512 samples") != std::string::npos);
+  CHECK(r.out.find("replicas: merged every 2048 samples (auto); 1 feature over 2% of the squared "
+                   "values merged as the workers' mean change") != std::string::npos);
+  const auto report = nlohmann::json::parse(slurp(path("constant.json")));
+  CHECK(report["config"]["replicate"] == 2048);
+  CHECK(report["mean_merged_features"] == 1);
+  // Without the constant feature, no such line and no such key.
+  const auto plain = run("train --train " + path("train.svm") + " --threads 2 --epochs 1 --json " +
+                         path("plain.json"));
+  CHECK(plain.out.find("replicas: merged every 2048 samples (auto)\n") != std::string::npos);
+  CHECK(!nlohmann::json::parse(slurp(path("plain.json"))).contains("mean_merged_features"));
 }
 
 TEST_CASE("bad usage and bad data exit 2 with one clear line") {

@@ -2,10 +2,12 @@
 // counts and merge intervals, the hot features' layout, and the options' resolution and errors.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <numeric>
 
 #include "engine/hot_rows.h"
+#include "engine/replica_merge.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
 #include "hogwild/report.h"
@@ -178,30 +180,33 @@ TEST_CASE("hot_rows: each row's cold features, then its hot ones by slot") {
   CHECK(rows.values == std::vector<float>{1, 3, 2, 4, 5, 6, 7, 8});
 }
 
-TEST_CASE("heaviest_feature_share: one feature's share of the squared values") {
+TEST_CASE("heaviest_feature_share, heavy_features: the features' shares of the squared values") {
   Dataset data;
   CHECK(heaviest_feature_share(data) == 0);
+  CHECK(heavy_features(data, 0.0).empty());
   const std::uint32_t first[] = {0, 1};
   const float first_values[] = {1.0f, 1.0f};
   const std::uint32_t second[] = {0, 2};
   const float second_values[] = {-1.0f, 2.0f};
   data.append(first, first_values, 1.0f);
   data.append(second, second_values, -1.0f);
-  data.num_features = 3;
-  // Squared values by feature: 2, 1 and 4 of 7.
+  data.num_features = 4;
+  // Squared values by feature: 2, 1, 4 and 0 of 7.
   CHECK(heaviest_feature_share(data) == doctest::Approx(4.0 / 7.0));
+  using V = std::vector<std::uint32_t>;
+  CHECK(heavy_features(data, 0.0) == V{0, 1, 2});
+  CHECK(heavy_features(data, 0.2) == V{0, 2});  // 1/7 = 0.14 is not over 0.2
+  CHECK(heavy_features(data, 0.5) == V{2});
+  CHECK(heavy_features(data, 0.6).empty());
 }
 
-TEST_CASE("--replicate auto keeps the weights shared when one feature carries the rows") {
-  // The Zipf data alone: every feature's share is small, and auto replicates. With a constant
-  // feature of 1 beside rows of norm 1 (an intercept), that feature carries half the squared
-  // values: a merge would add up every worker's change of its weight.
-  auto data = zipf_problem().train;
-  TrainConfig c;
-  c.threads = 2;
-  CHECK(heaviest_feature_share(data) < TrainConfig::kAutoReplicateMaxShare);
-  CHECK(resolved_replicate(c, data) == 2048);
-  Dataset with_constant;
+namespace {
+
+// `data` with a constant feature of 1 appended to every row (an intercept's, as the Python
+// estimators and LIBLINEAR's -B 1 add): beside rows of norm 1 it carries half the squared
+// values.
+Dataset with_constant_feature(const Dataset& data) {
+  Dataset out;
   const auto bias = static_cast<std::uint32_t>(data.num_features);
   for (std::size_t i = 0; i < data.rows(); ++i) {
     const auto row = data.row(i);
@@ -209,15 +214,80 @@ TEST_CASE("--replicate auto keeps the weights shared when one feature carries th
     std::vector<float> values(row.values.begin(), row.values.end());
     indices.push_back(bias);
     values.push_back(1.0f);
-    with_constant.append(indices, values, data.labels[i]);
+    out.append(indices, values, data.labels[i]);
   }
-  with_constant.num_features = data.num_features + 1;
-  CHECK(heaviest_feature_share(with_constant) > TrainConfig::kAutoReplicateMaxShare);
-  CHECK(resolved_replicate(c, with_constant) == 0);
+  out.num_features = data.num_features + 1;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("to_mean_change: the slots' change divided among the workers, the others' kept") {
+  std::vector<float> base{1.0f, 2.0f, -4.0f, 0.5f};
+  std::vector<float> replica{3.0f, 6.0f, -1.0f, 0.5f};  // changes 2, 4, 3, 0
+  const std::uint32_t slots[] = {1, 2, 3};
+  detail::to_mean_change(replica.data(), base.data(), slots, 2);
+  CHECK(replica == std::vector<float>{3.0f, 4.0f, -2.5f, 0.5f});  // 2 whole; 4/2, 3/2, 0/2
+  CHECK(base == std::vector<float>{1.0f, 2.0f, -4.0f, 0.5f});
+  detail::to_mean_change(replica.data(), base.data(), slots, 1);  // one worker: unchanged
+  CHECK(replica == std::vector<float>{3.0f, 4.0f, -2.5f, 0.5f});
+  // Two workers that each moved the weight from 2 to 6 from the same read: their merges
+  // together bring the shared weight to 6, where the sum would bring it to 10.
+  float shared = 2.0f;
+  for (int worker = 0; worker < 2; ++worker) {
+    float mine = 6.0f;
+    const float read = 2.0f;
+    detail::to_mean_change(&mine, &read, std::array<std::uint32_t, 1>{0}, 2);
+    shared += mine - read;
+  }
+  CHECK(shared == 6.0f);
+}
+
+TEST_CASE("replicas merge a heavy feature as the workers' mean change") {
+  // Each worker moves the constant feature's weight from the same stale read as far as its
+  // own samples ask; added up, the workers' changes overshoot and the weight swings. Merged
+  // as their mean, runs progress as the serial run, for auto's interval and longer ones, on
+  // whole replicas and on the hot features' (the constant feature is the hottest).
+  const auto p = zipf_problem();
+  const Dataset train = with_constant_feature(p.train);
+  const Dataset test = with_constant_feature(p.test);
+  CHECK(heaviest_feature_share(p.train) < TrainConfig::kMeanMergeMinShare);
+  CHECK(heaviest_feature_share(train) > TrainConfig::kMeanMergeMinShare);
+  CHECK(heavy_features(train, TrainConfig::kMeanMergeMinShare) ==
+        std::vector<std::uint32_t>{static_cast<std::uint32_t>(p.train.num_features)});
+  TrainConfig c;
+  c.epochs = 8;
+  c.l2 = 1e-5;
+  c.policy = Policy::kSerial;
+  const auto serial = hogwild::train(c, train, &test);
+  CHECK(serial.mean_merged_features == 0);
+  c.policy = Policy::kRacy;
+  for (const int threads : {2, 4}) {
+    for (const auto& setting : {std::pair{0, 0}, std::pair{4096, 0}, std::pair{4096, 64}}) {
+      const int merge_every = setting.first;  // 0: auto
+      const int hot = setting.second;
+      CAPTURE(threads);
+      CAPTURE(merge_every);
+      CAPTURE(hot);
+      c.threads = threads;
+      c.replicate = merge_every > 0 ? merge_every : TrainConfig::kReplicateAuto;
+      c.hot_features = static_cast<std::size_t>(hot);
+      const auto r = hogwild::train(c, train, &test);
+      CHECK(r.config.replicate == (merge_every > 0 ? merge_every : 2048 / (threads - 1)));
+      CHECK(r.mean_merged_features == 1);
+      check_progress(r, serial);
+      CHECK(r.updates_applied == r.updates_computed);
+    }
+  }
+  // Without a heavy feature, or with one worker, merges add the change whole.
+  c.threads = 2;
+  c.replicate = TrainConfig::kReplicateAuto;
+  c.hot_features = 0;
   c.epochs = 1;
-  CHECK(hogwild::train(c, with_constant, nullptr).config.replicate == 0);
-  c.replicate = 64;  // asked for: kept
-  CHECK(resolved_replicate(c, with_constant) == 64);
+  CHECK(hogwild::train(c, p.train, nullptr).mean_merged_features == 0);
+  c.threads = 1;
+  c.replicate = 64;
+  CHECK(hogwild::train(c, train, nullptr).mean_merged_features == 0);
 }
 
 TEST_CASE("--replicate: auto resolves from the run, explicit values are checked") {

@@ -353,23 +353,23 @@ std::string describe(Plan& p, const hogwild::Ratings& train, const hogwild::Rati
                      train.num_items, test ? fmt::format("; test: {} ratings", test->size()) : "");
 }
 
-// What the replicas line says: samples between merges, or off and why when `auto` saw a
-// heavy feature.
+// What the replicas line says: samples between merges, and the heavy features merged as the
+// workers' mean change.
 std::string replicas_text(const TrainArgs& a, const hogwild::Dataset& train) {
-  const bool automatic = a.config.replicate == hogwild::TrainConfig::kReplicateAuto;
   const int merge_every = hogwild::resolved_replicate(a.config, train);
-  if (merge_every > 0) {
-    const std::size_t hot = a.config.hot_features;
-    return fmt::format("merged every {} samples{}{}", merge_every, automatic ? " (auto)" : "",
-                       hot > 0 ? fmt::format(", the {} hottest features only", hot) : "");
-  }
-  const std::size_t dim = std::max<std::size_t>(1, train.num_features);
-  if (!automatic || a.config.resolved_replicate(dim) == 0) return "off";
+  if (merge_every == 0) return "off";
+  const std::size_t hot = a.config.hot_features;
+  std::string text =
+      fmt::format("merged every {} samples{}{}", merge_every,
+                  a.config.replicate == hogwild::TrainConfig::kReplicateAuto ? " (auto)" : "",
+                  hot > 0 ? fmt::format(", the {} hottest features only", hot) : "");
+  if (a.config.workers() < 2) return text;
+  const std::size_t heavy =
+      hogwild::heavy_features(train, hogwild::TrainConfig::kMeanMergeMinShare).size();
+  if (heavy == 0) return text;
   return fmt::format(
-      "off (auto: one feature carries {:.1f}% of the data's squared values, more than the {:g}% "
-      "that merges can add up without overshooting)",
-      100 * hogwild::heaviest_feature_share(train),
-      100 * hogwild::TrainConfig::kAutoReplicateMaxShare);
+      "{}; {} feature{} over {:g}% of the squared values merged as the workers' mean change", text,
+      heavy, heavy == 1 ? "" : "s", 100 * hogwild::TrainConfig::kMeanMergeMinShare);
 }
 
 // What the replicas line says for softmax and mlp on dense features.

@@ -200,9 +200,10 @@ int run_info(const std::string& path) {
   fmt::print("indices:         {}\n", s.zero_based ? "0-based (an index 0 appears)" : "1-based");
   const double heaviest = hogwild::heaviest_feature_share(data);
   fmt::print("heaviest:        one feature holds {:.2f}% of the squared values{}\n", 100 * heaviest,
-             heaviest > hogwild::TrainConfig::kAutoReplicateMaxShare
-                 ? fmt::format(" (over {:g}%: --replicate auto keeps the weights shared)",
-                               100 * hogwild::TrainConfig::kAutoReplicateMaxShare)
+             heaviest > hogwild::TrainConfig::kMeanMergeMinShare
+                 ? fmt::format(" (over {:g}%: replica merges add the workers' mean change of "
+                               "its weight)",
+                               100 * hogwild::TrainConfig::kMeanMergeMinShare)
                  : "");
   const std::vector<std::uint32_t> counts = hogwild::feature_counts(data);
   const auto held = static_cast<std::size_t>(
@@ -279,8 +280,9 @@ int main(int argc, char** argv) {
   auto* info = app.add_subcommand(
       "info",
       "Print statistics of a LIBSVM file: rows, features, nonzeros, index base, labels, the "
-      "share of the squared values its heaviest feature holds (over 2%, --replicate auto keeps "
-      "the weights shared), and how many features appear in some row (over 2^18 features, a "
+      "share of the squared values its heaviest feature holds (over 2%, replica merges add the "
+      "workers' mean change of its weight), and how many features appear in some row (over 2^18 "
+      "features, a "
       "linear run renumbers them by frequency).");
   info->add_option("file", info_path, "LIBSVM/SVMlight file")->required();
 

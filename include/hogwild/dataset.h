@@ -62,6 +62,10 @@ std::vector<std::uint32_t> feature_counts(const Dataset& data);
 /// of 1 beside rows of norm 1; 0 for data without a nonzero value.
 double heaviest_feature_share(const Dataset& data);
 
+/// The features that each carry more than `min_share` of the data's squared mass, in
+/// increasing order: at most 1 / min_share of them.
+std::vector<std::uint32_t> heavy_features(const Dataset& data, double min_share);
+
 /// The order shuffle_rows stores `n` examples in for `seed`: the i-th stored is the
 /// order[i]-th given. Whoever copies examples in anyway can copy them in this order instead.
 std::vector<std::size_t> storage_order(std::size_t n, std::uint64_t seed);

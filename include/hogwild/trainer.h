@@ -178,14 +178,15 @@ struct TrainConfig {
   static constexpr int kAutoMinMergeEvery = 128;
   /// Largest model (floats) that `auto` replicates: a merge scans the whole replica.
   static constexpr std::size_t kAutoReplicateMaxFloats = std::size_t{1} << 20;
-  /// Largest share of the data's squared mass in one feature (heaviest_feature_share) that
-  /// `auto` replicates. A merge adds up every worker's change of a weight made from the same
-  /// stale read: a feature in almost every row, carrying much of each row's norm (a constant
-  /// feature for the intercept), moves too far and its weight oscillates. RCV1-like data with
-  /// a constant feature of 1 (share 0.5) fell from 83% to 64-77% test accuracy in epochs of 5
-  /// runs out of 6, of 0.4 (0.14) in 1 of 5, of 0.2 (0.038) by 2.5 points once; of 0.1
-  /// (0.0099) never, nor the data alone (0.0014). docs/benchmarks.md.
-  static constexpr double kAutoReplicateMaxShare = 0.02;
+  /// A feature carrying more than this share of the data's squared mass (heavy_features) is
+  /// merged as the workers' mean change of its weight, not their sum. Each worker moves such a
+  /// feature (in almost every row, with much of each row's norm: a constant feature for an
+  /// intercept) from the same stale read as far as its own samples ask, so the sum overshoots
+  /// and the weight swings: RCV1-like data with a constant feature of 1 (share 0.5), 2
+  /// threads merging every 2048 samples, 6 seeds: the lowest test accuracy of epochs 3-10 was
+  /// 50.6-81.3% with the sum, 78.6-82.3% with the mean, 76.9-81.2% in serial runs
+  /// (docs/benchmarks.md).
+  static constexpr double kMeanMergeMinShare = 0.02;
   /// Samples between merges that `auto` gives the replicas of softmax and mlp trained with SGD,
   /// momentum or Adagrad: on Fashion-MNIST with 2 threads they kept the serial run's test
   /// accuracy at merges every 64 to 1024 samples, and 256 ran the MLP at 1.80x one serial
@@ -229,9 +230,8 @@ struct TrainConfig {
   /// updates, no speed model, and a model of at most kAutoReplicateMaxFloats weights, merging
   /// every kAutoStalenessBudget / (workers - 1) samples when that is at least
   /// kAutoMinMergeEvery (2048 with 2 workers, 1024 with 3, 682 with 4, 136 with 16; off beyond
-  /// 17), and when no feature carries more than kAutoReplicateMaxShare of the data's squared
-  /// mass (`heaviest_share`, heaviest_feature_share of the training data).
-  int resolved_replicate(std::size_t dim, double heaviest_share = 0) const;
+  /// 17).
+  int resolved_replicate(std::size_t dim) const;
   /// Samples between replica merges for softmax or mlp, 0 when the run does not replicate:
   /// only models whose every update writes all parameters (`dense_updates`: softmax on IDX
   /// data, mlp) replicate; `auto` does with 2 or more real workers, fixed minibatches and no
@@ -240,8 +240,7 @@ struct TrainConfig {
   int resolved_model_replicate(bool dense_updates) const;
 };
 
-/// TrainConfig::resolved_replicate for a linear model trained on `data`: its heaviest feature
-/// is weighed (one pass over the values) only when `auto` would otherwise replicate.
+/// TrainConfig::resolved_replicate for a linear model trained on `data` (its dimension).
 int resolved_replicate(const TrainConfig& config, const Dataset& data);
 
 /// Evaluation of a model on one dataset; absent values do not apply to the model.
@@ -403,6 +402,9 @@ struct Report {
   StopReason stopped = StopReason::kEpochs;
   std::optional<StepCalibration> step_calibration;  ///< with --step auto
   std::optional<RowLayout> training_rows;           ///< linear models
+  /// Linear models with replicas: the features merged as the workers' mean change
+  /// (TrainConfig::kMeanMergeMinShare).
+  std::size_t mean_merged_features = 0;
   int resumed_from = 0;  ///< the epoch the run continued from (0: a fresh start)
   /// Trained across processes (Callbacks::exchange): what the sharing did.
   std::optional<ExchangeSummary> exchange;

@@ -89,15 +89,10 @@ class _HogwildEstimator(BaseEstimator):
         from . import train
 
         # Linear models have no bias of their own: with fit_intercept, every row gets a constant
-        # feature of 1 (LIBLINEAR's -B 1), regularised as the other weights are.
+        # feature of 1 (LIBLINEAR's -B 1), regularised as the other weights are; with replicas,
+        # merges add the workers' mean change of its weight (TrainConfig::kMeanMergeMinShare).
         intercept = self.fit_intercept and model in _LINEAR
         options = self._train_options(model, X, intercept)
-        if intercept:
-            # Replicas add up each worker's change of a weight at every merge: fine for sparse
-            # features, but the constant feature changes in every update of every worker, and
-            # the summed change overshoots (RCV1-like data, 2 threads: 1 run in 5 ended at 73%
-            # test accuracy instead of 83%). Workers share the weights instead, unless told.
-            options.setdefault("replicate", "off")
         # The training loss after each epoch (report_, the divergence check) from 10,000 examples
         # rather than a pass over all of them, which on large data costs about an epoch of
         # training and which scikit-learn's SGD estimators do not make; its spread is about

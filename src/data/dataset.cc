@@ -1,6 +1,8 @@
 #include "hogwild/dataset.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "engine/rng.h"
 #include "hogwild/dense_dataset.h"
@@ -40,7 +42,10 @@ std::vector<std::uint32_t> feature_counts(const Dataset& data) {
   return counts;
 }
 
-double heaviest_feature_share(const Dataset& data) {
+namespace {
+
+// Each feature's sum of squared values, and the sum over all of them.
+std::pair<std::vector<double>, double> feature_mass(const Dataset& data) {
   std::vector<double> mass(data.num_features, 0.0);
   double total = 0;
   for (std::size_t k = 0; k < data.nnz(); ++k) {
@@ -48,8 +53,25 @@ double heaviest_feature_share(const Dataset& data) {
     mass[data.indices[k]] += square;
     total += square;
   }
+  return {std::move(mass), total};
+}
+
+}  // namespace
+
+double heaviest_feature_share(const Dataset& data) {
+  const auto [mass, total] = feature_mass(data);
   if (total == 0) return 0;
   return *std::max_element(mass.begin(), mass.end()) / total;
+}
+
+std::vector<std::uint32_t> heavy_features(const Dataset& data, double min_share) {
+  const auto [mass, total] = feature_mass(data);
+  std::vector<std::uint32_t> heavy;
+  if (total == 0) return heavy;
+  for (std::uint32_t j = 0; j < mass.size(); ++j) {
+    if (mass[j] > min_share * total) heavy.push_back(j);
+  }
+  return heavy;
 }
 
 std::vector<std::size_t> storage_order(std::size_t n, std::uint64_t seed) {

@@ -323,11 +323,12 @@ class Engine {
   Engine(ParamStore& store, const Dataset& data, const detail::PackedRows& rows, const float* y,
          const float* shrink, const TrainConfig& config, std::span<WorkerState> states,
          detail::GlobalSteps* global, detail::Landings* landings, const detail::HotRows* hot,
-         std::uint16_t* bf16)
+         std::span<const std::uint32_t> mean_merged, std::uint16_t* bf16)
       : store_(store),
         data_(data),
         rows_(rows),
         hot_(hot),
+        mean_merged_(mean_merged),
         y_(y),
         shrink_(shrink),
         workers_(static_cast<std::size_t>(config.workers())),
@@ -544,6 +545,7 @@ class Engine {
   void merge_replica(WorkerState& s) {
     float* replica = s.replica.data();
     float* base = s.replica_base.data();
+    detail::to_mean_change(replica, base, mean_merged_, static_cast<int>(workers_));
     if (hot_) {
       merge_hot(replica, base);
     } else {
@@ -997,6 +999,8 @@ class Engine {
   const Dataset& data_;
   const detail::PackedRows& rows_;  // the training rows as the loops read them
   const detail::HotRows* hot_;      // --hot-features: the rows laid out for them; null otherwise
+  // Replica slots of the heavy features, whose merges add the workers' mean change.
+  std::span<const std::uint32_t> mean_merged_;
   const float* y_;
   const float* shrink_;
   float eta_ = 0;
@@ -1037,6 +1041,7 @@ struct LinearRun {
   std::optional<detail::Landings> landings{};       // --write-latency
   std::optional<detail::PackedRows> rows{};         // the training rows as the loops read them
   std::optional<detail::HotRows> hot{};             // --hot-features
+  std::vector<std::uint32_t> mean_merged{};         // replica slots merged as the mean change
   std::optional<Dataset> loss_sample{};             // --train-loss-sample: the rows measured
   std::vector<float> y_loss_sample{};               // and their labels
   std::vector<float> average{};                     // --average epochs: the model; else empty
@@ -1062,6 +1067,25 @@ std::span<const float> in_given_order(LinearRun& run, std::span<const float> wei
   return given;
 }
 
+// The replica slots of the features that carry more than TrainConfig::kMeanMergeMinShare of
+// the training data's squared mass (a constant feature for an intercept): each worker's merge
+// adds its change of their weights divided by the number of workers. Heavy features that
+// --hot-features leaves shared are not replicated, so not merged.
+std::vector<std::uint32_t> mean_merged_slots(const LinearRun& run) {
+  std::vector<std::uint32_t> slots;
+  for (std::uint32_t j : heavy_features(run.train_data, TrainConfig::kMeanMergeMinShare)) {
+    if (!run.numbers.empty()) j = run.numbers[j];
+    if (!run.hot) {
+      slots.push_back(j);
+      continue;
+    }
+    const auto& hot = run.hot->features;
+    const auto at = std::find(hot.begin(), hot.end(), j);
+    if (at != hot.end()) slots.push_back(static_cast<std::uint32_t>(at - hot.begin()));
+  }
+  return slots;
+}
+
 // The linear kernel: the Engine's loops behind the driver's interface, for one policy, loss,
 // regularisation and weight precision chosen once. Workers read its fields on every sample: it has
 // its cache lines to itself, so no heap neighbour's writes move them between cores.
@@ -1073,7 +1097,7 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
         engine_(run.store, run.train_data, *run.rows, run.y_train.data(), run.shrink.data(),
                 run.config, run.states, run.global_steps ? &*run.global_steps : nullptr,
                 run.landings ? &*run.landings : nullptr, run.hot ? &*run.hot : nullptr,
-                run.bf16.data()) {}
+                run.mean_merged, run.bf16.data()) {}
 
   void begin_epoch(int epoch) override {
     eta_ = step_of(epoch, false);
@@ -1356,6 +1380,8 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   } else {
     report.config.hot_features = 0;
   }
+  if (config.replicate > 0 && workers > 1) run.mean_merged = mean_merged_slots(run);
+  report.mean_merged_features = run.mean_merged.size();
   if (*config.l2 > 0) {
     run.reg_scale.assign(dim, 0.0f);
     for (std::size_t j = 0; j < counts.size(); ++j) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <type_traits>
 
 #include "engine/staleness_probe.h"
@@ -51,6 +52,18 @@ struct ReplicaCounts {
     since_merge = 0;
   }
 };
+
+/// Rewrites the replica's change of the weights at `slots` (replica - base) as the mean change
+/// of `workers` workers, so that the next merge adds it rather than the whole change. For
+/// features every worker moves from the same stale read as far as its own samples ask (an
+/// intercept's constant feature), the workers' sum would overshoot.
+inline void to_mean_change(float* replica, const float* base, std::span<const std::uint32_t> slots,
+                           int workers) {
+  const float share = 1.0f / static_cast<float>(workers);
+  for (const std::uint32_t slot : slots) {
+    replica[slot] = base[slot] + (replica[slot] - base[slot]) * share;
+  }
+}
 
 /// Copies the shared store's [0, size) into replica and base, read under P (other workers may
 /// be writing).

@@ -367,15 +367,12 @@ int TrainConfig::resolved_model_replicate(bool dense_updates) const {
   return adaptive(optimizer.kind) ? kAutoAdaptiveMergeEvery : kAutoModelMergeEvery;
 }
 
-int TrainConfig::resolved_replicate(std::size_t dim, double heaviest_share) const {
+int TrainConfig::resolved_replicate(std::size_t dim) const {
   if (replicate == kReplicateAuto) {
     if (weights == WeightPrecision::kBf16) return 0;  // replicas hold float weights
     const int real = workers();
     const std::size_t replicated = hot_features > 0 ? std::min(dim, hot_features) : dim;
-    if (!replicas_apply(*this) || real < 2 || replicated > kAutoReplicateMaxFloats ||
-        heaviest_share > kAutoReplicateMaxShare) {
-      return 0;
-    }
+    if (!replicas_apply(*this) || real < 2 || replicated > kAutoReplicateMaxFloats) return 0;
     const int merge_every = kAutoStalenessBudget / (real - 1);
     return merge_every >= kAutoMinMergeEvery ? merge_every : 0;
   }
@@ -383,10 +380,7 @@ int TrainConfig::resolved_replicate(std::size_t dim, double heaviest_share) cons
 }
 
 int resolved_replicate(const TrainConfig& config, const Dataset& data) {
-  const std::size_t dim = std::max<std::size_t>(1, data.num_features);
-  const int merge_every = config.resolved_replicate(dim);
-  if (config.replicate != TrainConfig::kReplicateAuto || merge_every == 0) return merge_every;
-  return config.resolved_replicate(dim, heaviest_feature_share(data));
+  return config.resolved_replicate(std::max<std::size_t>(1, data.num_features));
 }
 
 }  // namespace hogwild

@@ -397,6 +397,8 @@ ordered_json linear_report_json(const Report& report) {
     // Only when renumbered, so the reports of narrower models keep their bytes.
     if (report.training_rows->renumbered) json["training_rows"]["renumbered"] = true;
   }
+  // Only with some, so the reports of runs without keep their bytes.
+  if (report.mean_merged_features > 0) json["mean_merged_features"] = report.mean_merged_features;
   if (!report.labels.empty()) {
     json["label_values"] = {{"negative", report.labels[0]}, {"positive", report.labels[1]}};
   }
