@@ -141,7 +141,7 @@ def breakdown(data, reps):
         validated = time.perf_counter()
         step = estimators._default_step(X2, "logistic", None, True)
         stepped = time.perf_counter()
-        _, report = hogwild.train(X2, labels, intercept=True, step=step, replicate="off",
+        _, report = hogwild.train(X2, labels, intercept=True, step=step,
                                   train_loss_sample=estimators._TRAIN_LOSS_SAMPLE)
         total = time.perf_counter() - stepped
         values = (validated - start, stepped - validated, report["conversion_seconds"],

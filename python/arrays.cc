@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 
+#include "hogwild/detail/huge_pages.h"
 #include "hogwild/error.h"
 
 namespace hogwild_python {
@@ -81,8 +82,8 @@ hogwild::Dataset sparse_data(const Array<std::uint64_t>& indptr,
     data.row_offsets[stored + 1] =
         data.row_offsets[stored] + (csr.offsets[i + 1] - csr.offsets[i]) + extra;
   }
-  data.indices.resize(data.row_offsets[rows]);
-  data.values.resize(data.row_offsets[rows]);
+  hogwild::detail::resize_on_huge_pages(data.indices, data.row_offsets[rows]);
+  hogwild::detail::resize_on_huge_pages(data.values, data.row_offsets[rows]);
   // Rows are checked and copied in parallel; on a bad row, the first one as given is reported.
   std::atomic<bool> bad{false};
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rows, 1024), [&](const auto& range) {
@@ -123,7 +124,7 @@ hogwild::DenseDataset dense_data(const Array<float>& features, const Array<std::
   data.source = name;
   const std::size_t rows = labels.size(), cols = data.cols;
   const float* x = features.data();
-  data.features.resize(features.size());
+  hogwild::detail::resize_on_huge_pages(data.features, features.size());
   data.labels.resize(rows);
   // Rows are checked and copied in parallel; on a non-finite value, the first row as given is
   // reported.

@@ -6,6 +6,7 @@
 // threads it learns as the serial run does.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "engine/packed_rows.h"
+#include "hogwild/detail/huge_pages.h"
 #include "hogwild/error.h"
 #include "hogwild/trainer.h"
 #include "test_support.h"
@@ -260,4 +262,23 @@ TEST_CASE("racy runs on packed rows learn as the serial f32 run does, at 1, 2 an
       CHECK(*racy.epochs.back().test->accuracy >= *serial.epochs.back().test->accuracy - 0.03);
     }
   }
+}
+
+TEST_CASE("resize_on_huge_pages: a resize, whatever pages back the storage") {
+  using hogwild::detail::kHugePagesMinBytes;
+  using hogwild::detail::resize_on_huge_pages;
+  std::vector<std::uint16_t> small{7, 8};
+  resize_on_huge_pages(small, 5);  // below the size that asks for huge pages
+  CHECK(small == std::vector<std::uint16_t>{7, 8, 0, 0, 0});
+  // Large enough to ask: the kept prefix and the value-initialised rest, as resize gives.
+  const std::size_t large = 3 * kHugePagesMinBytes / sizeof(float) + 5;
+  std::vector<float> values{1.5f, -2.0f};
+  resize_on_huge_pages(values, large);
+  REQUIRE(values.size() == large);
+  CHECK(values[0] == 1.5f);
+  CHECK(values[1] == -2.0f);
+  CHECK(std::all_of(values.begin() + 2, values.end(), [](float v) { return v == 0.0f; }));
+  values.back() = 3.0f;             // the whole buffer is writable
+  resize_on_huge_pages(values, 3);  // shrinking keeps the front
+  CHECK(values == std::vector<float>{1.5f, -2.0f, 0.0f});
 }

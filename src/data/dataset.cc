@@ -6,6 +6,7 @@
 
 #include "engine/rng.h"
 #include "hogwild/dense_dataset.h"
+#include "hogwild/detail/huge_pages.h"
 #include "hogwild/ratings.h"
 
 namespace hogwild {
@@ -110,8 +111,8 @@ void shuffle_rows(Dataset& data, std::uint64_t seed) {
   const std::vector<std::size_t> permutation = storage_order(n, seed);
   Dataset shuffled;
   shuffled.row_offsets.reserve(n + 1);
-  shuffled.indices.reserve(data.nnz());
-  shuffled.values.reserve(data.nnz());
+  detail::reserve_on_huge_pages(shuffled.indices, data.nnz());
+  detail::reserve_on_huge_pages(shuffled.values, data.nnz());
   shuffled.labels.reserve(n);
   for (const std::size_t r : permutation) {
     const auto row = data.row(r);

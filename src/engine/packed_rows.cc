@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "hogwild/detail/huge_pages.h"
 #include "hogwild/error.h"
 
 namespace hogwild::detail {
@@ -75,12 +76,12 @@ PackedRows::PackedRows(const Dataset& data, DataPrecision precision,
   }
   narrow_ = width <= std::size_t{std::numeric_limits<std::uint16_t>::max()} + 1;
   if (narrow_) {
-    narrow_indices_.resize(nnz);
+    resize_on_huge_pages(narrow_indices_, nnz);
     tbb::parallel_for(std::size_t{0}, nnz, [&](std::size_t k) {
       narrow_indices_[k] = static_cast<std::uint16_t>(number(k));
     });
   } else if (renumbered_) {
-    renumbered_indices_.resize(nnz);
+    resize_on_huge_pages(renumbered_indices_, nnz);
     tbb::parallel_for(std::size_t{0}, nnz,
                       [&](std::size_t k) { renumbered_indices_[k] = number(k); });
     wide_indices_ = renumbered_indices_.data();
@@ -98,7 +99,7 @@ PackedRows::PackedRows(const Dataset& data, DataPrecision precision,
           "{}: expected values within +-65504 for --data-precision f16, found {} (use f32)",
           source_of(data), *beyond));
     }
-    half_values_.resize(nnz);
+    resize_on_huge_pages(half_values_, nnz);
     tbb::parallel_for(std::size_t{0}, nnz,
                       [&](std::size_t k) { half_values_[k] = narrow_half(data.values[k]); });
     const bool signs = std::any_of(data.values.begin(), data.values.end(),
@@ -115,7 +116,7 @@ PackedRows::PackedRows(const Dataset& data, DataPrecision precision,
           "found {} (use f16 for signed values)",
           source_of(data), *negative));
     }
-    byte_values_.resize(nnz);
+    resize_on_huge_pages(byte_values_, nnz);
     row_scales_.resize(data.rows());
     tbb::parallel_for(std::size_t{0}, data.rows(), [&](std::size_t r) {
       const auto first = data.values.begin() + static_cast<std::ptrdiff_t>(offsets_[r]);

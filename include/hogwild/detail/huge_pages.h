@@ -1,0 +1,47 @@
+#pragma once
+
+// Large buffers backed by transparent huge pages where the kernel offers them on request.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+namespace hogwild::detail {
+
+/// Buffers of at least this many bytes ask for huge pages: below it a 2 MiB page would hold
+/// most of the buffer's neighbours too.
+inline constexpr std::size_t kHugePagesMinBytes = std::size_t{4} << 20;
+
+/// Reserves room for `n` elements in `v`, asking the kernel to back new storage of at least
+/// kHugePagesMinBytes with transparent huge pages (madvise MADV_HUGEPAGE, Linux, where THP is
+/// set to "always" or "madvise"). Each 4 KiB page of fresh memory otherwise costs a page fault
+/// on first touch: on a virtual machine measured, copying the RCV1-like rows (75 MB) into fresh
+/// buffers took 0.17-0.20 s of faults against 0.015 s into reused ones (docs/python.md).
+template <class T, class A>
+void reserve_on_huge_pages(std::vector<T, A>& v, std::size_t n) {
+  if (n <= v.capacity()) return;
+  v.reserve(n);
+#ifdef __linux__
+  if (n * sizeof(T) >= kHugePagesMinBytes) {
+    constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+    const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+    const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
+    const std::uintptr_t last = (begin + n * sizeof(T)) & ~(kHuge - 1);
+    // Advice only: where the kernel refuses, the buffer keeps its small pages.
+    if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  }
+#endif
+}
+
+/// Resizes `v` to `n` elements (value-initialised) on storage from reserve_on_huge_pages.
+template <class T, class A>
+void resize_on_huge_pages(std::vector<T, A>& v, std::size_t n) {
+  reserve_on_huge_pages(v, n);
+  v.resize(n);
+}
+
+}  // namespace hogwild::detail
