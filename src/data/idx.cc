@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "data/input.h"
+#include "hogwild/detail/huge_pages.h"
 #include "hogwild/error.h"
 
 namespace hogwild {
@@ -83,6 +84,7 @@ IdxArray parse_idx_array(std::string_view data, std::string_view name) {
                                  name, shape, total, found,
                                  found < total ? " (the file is truncated)" : ""));
   }
+  detail::reserve_on_huge_pages(array.data, bytes.size() - header);
   array.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(header), bytes.end());
   return array;
 }

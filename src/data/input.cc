@@ -25,6 +25,7 @@
 #include <span>
 #include <vector>
 
+#include "hogwild/detail/huge_pages.h"
 #include "hogwild/error.h"
 #include "io/enum_names.h"
 
@@ -229,7 +230,8 @@ std::string read_all(ByteSource& source, std::string_view first, std::string_vie
   const Compression compression = compression_of(first);
   std::string text;
   if (compression == Compression::kNone) {
-    text.reserve(source.size());  // one allocation of the file's size, as a plain read makes
+    // One allocation of the file's size, as a plain read makes.
+    detail::reserve_on_huge_pages(text, source.size());
     for (std::string_view block = first; !block.empty(); block = source.next()) text += block;
     return text;
   }
@@ -254,6 +256,11 @@ std::string read_all(ByteSource& source, std::string_view first, std::string_vie
     std::span<char> out(buffer);
     const Step step = decoder->step(in, out, end);
     const std::size_t produced = buffer.size() - out.size();
+    if (text.size() + produced > text.capacity()) {
+      // Doubling, as append would, onto huge pages: each growth copies the text into fresh
+      // memory, whose small pages would fault one by one.
+      detail::reserve_on_huge_pages(text, std::max(2 * text.capacity(), text.size() + produced));
+    }
     text.append(buffer.data(), produced);
     if (step == Step::kError) {
       throw InputError(fmt::format("{}: expected valid {} data, found corrupt data ({} at byte {})",
@@ -302,7 +309,8 @@ std::optional<TextPart> read_text_part(const std::filesystem::path& path, int in
   part.offset = line_start_from(file, boundary(index), size);
   const std::uint64_t end =
       index + 1 == count ? size : line_start_from(file, boundary(index + 1), size);
-  part.text.resize(static_cast<std::size_t>(std::max(end, part.offset) - part.offset));
+  detail::resize_on_huge_pages(part.text,
+                               static_cast<std::size_t>(std::max(end, part.offset) - part.offset));
   file.seek(part.offset);
   for (std::size_t filled = 0; filled < part.text.size();) {
     const std::string_view block = file.next();

@@ -20,6 +20,7 @@
 #include "data/text.h"
 #include "data/write_file.h"
 #include "engine/subsets.h"
+#include "hogwild/detail/huge_pages.h"
 #include "hogwild/error.h"
 
 namespace hogwild {
@@ -182,8 +183,8 @@ void parse_chunk(Chunk& chunk) {
   // vectors were copied and their new pages faulted in again and again, a third of a load.
   const auto lines = static_cast<std::size_t>(std::ranges::count(chunk.text, '\n')) + 1;
   const auto pairs = static_cast<std::size_t>(std::ranges::count(chunk.text, ':'));
-  chunk.indices.reserve(pairs);
-  chunk.values.reserve(pairs);
+  detail::reserve_on_huge_pages(chunk.indices, pairs);
+  detail::reserve_on_huge_pages(chunk.values, pairs);
   chunk.labels.reserve(lines);
   chunk.row_ends.reserve(lines);
   std::string_view rest = chunk.text;
@@ -337,8 +338,8 @@ Dataset parse_text(std::string_view text, std::string_view name, const LibsvmRea
   data.zero_based = zero_based;
   for (const auto& chunk : chunks) data.num_features = std::max(data.num_features, chunk.max_index);
   data.row_offsets.resize(rows + 1);
-  data.indices.resize(nnz);
-  data.values.resize(nnz);
+  detail::resize_on_huge_pages(data.indices, nnz);
+  detail::resize_on_huge_pages(data.values, nnz);
   data.labels.resize(rows);
   std::vector<std::size_t> row_base(chunks.size() + 1, 0);
   std::vector<std::size_t> nnz_base(chunks.size() + 1, 0);

@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #ifdef __linux__
 #include <sys/mman.h>
@@ -16,13 +15,15 @@ namespace hogwild::detail {
 /// most of the buffer's neighbours too.
 inline constexpr std::size_t kHugePagesMinBytes = std::size_t{4} << 20;
 
-/// Reserves room for `n` elements in `v`, asking the kernel to back new storage of at least
-/// kHugePagesMinBytes with transparent huge pages (madvise MADV_HUGEPAGE, Linux, where THP is
-/// set to "always" or "madvise"). Each 4 KiB page of fresh memory otherwise costs a page fault
-/// on first touch: on a virtual machine measured, copying the RCV1-like rows (75 MB) into fresh
-/// buffers took 0.17-0.20 s of faults against 0.015 s into reused ones (docs/python.md).
-template <class T, class A>
-void reserve_on_huge_pages(std::vector<T, A>& v, std::size_t n) {
+/// Reserves room for `n` elements in `v` (a vector or a string), asking the kernel to back new
+/// storage of at least kHugePagesMinBytes with transparent huge pages (madvise MADV_HUGEPAGE,
+/// Linux, where THP is set to "always" or "madvise"). Each 4 KiB page of fresh memory otherwise
+/// costs a page fault on first touch: on a virtual machine measured, copying the RCV1-like rows (75
+/// MB) into fresh buffers took 0.17-0.20 s of faults against 0.015 s into reused ones
+/// (docs/python.md).
+template <class Container>
+void reserve_on_huge_pages(Container& v, std::size_t n) {
+  using T = typename Container::value_type;
   if (n <= v.capacity()) return;
   v.reserve(n);
 #ifdef __linux__
@@ -37,9 +38,10 @@ void reserve_on_huge_pages(std::vector<T, A>& v, std::size_t n) {
 #endif
 }
 
-/// Resizes `v` to `n` elements (value-initialised) on storage from reserve_on_huge_pages.
-template <class T, class A>
-void resize_on_huge_pages(std::vector<T, A>& v, std::size_t n) {
+/// Resizes `v` (a vector or a string) to `n` elements (value-initialised) on storage from
+/// reserve_on_huge_pages.
+template <class Container>
+void resize_on_huge_pages(Container& v, std::size_t n) {
   reserve_on_huge_pages(v, n);
   v.resize(n);
 }
