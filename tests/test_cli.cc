@@ -98,13 +98,15 @@ TEST_CASE("gen ctr writes hashed one-hot rows that info reads and train learns")
   REQUIRE(info.code == 0);
   CHECK(info.out.find("rows:            6000") != std::string::npos);
   CHECK(info.out.find("max 6") != std::string::npos);
+  // One thread, so that the loss is the same on every run: with two, replicas merged every 2048
+  // samples on 6,000 rows end between 0.163 and 0.18 as the threads are scheduled.
   const auto r = run("train --train " + path("ctr.svm") + " --test " + path("ctr.test.svm") +
-                     " --threads 2 --epochs 3 --json " + path("ctr.json"));
+                     " --threads 1 --epochs 3 --json " + path("ctr.json"));
   INFO(r.err);
   REQUIRE(r.code == 0);
   const auto json = nlohmann::json::parse(slurp(path("ctr.json")));
   // 4.8% clicks: predicting the rate for every row scores about 0.19; the planted model's
-  // logits vary with a standard deviation of 2.5, which the run learns part of (0.169).
+  // logits vary with a standard deviation of 2.5, which the run learns part of (0.170).
   CHECK(json["final"]["test_loss"].get<double>() < 0.18);
 }
 
