@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include "hogwild/detail/huge_pages.h"
 #include "hogwild/error.h"
@@ -13,32 +16,54 @@
 namespace hogwild_python {
 namespace {
 
-// CSR arrays as given, for checking one row at a time.
+// CSR arrays as given, in the caller's index and value types, copied a row at a time into the
+// library's (uint32 indices, float values) and checked on the way.
+template <class Index, class Value>
 struct CsrView {
   const std::uint64_t* offsets;
-  const std::uint32_t* indices;
-  const float* values;
+  const Index* indices;
+  const Value* values;
   std::size_t features;
 
-  // True when row i's indices increase and stay below `features` and its values are finite.
-  bool valid(std::size_t i) const {
-    for (auto k = offsets[i]; k < offsets[i + 1]; ++k) {
-      if (indices[k] >= features || (k > offsets[i] && indices[k] <= indices[k - 1]) ||
-          !std::isfinite(values[k])) {
-        return false;
-      }
+  // Copies row i to `to_indices` and `to_values`; true when its indices increase and stay below
+  // `features` and its values are finite as floats. A negative index becomes a large unsigned
+  // one, beyond any `features`. Three branch-free passes.
+  bool copy_row(std::size_t i, std::uint32_t* to_indices, float* to_values) const {
+    using Unsigned = std::make_unsigned_t<Index>;
+    const auto begin = offsets[i], count = offsets[i + 1] - offsets[i];
+    const Index* from_indices = indices + begin;
+    const Value* from_values = values + begin;
+    bool valid = true;
+    for (std::uint64_t k = 0; k < count; ++k) {
+      const auto value = static_cast<float>(from_values[k]);
+      valid &= std::isfinite(value);
+      to_values[k] = value;
     }
-    return true;
+    for (std::uint64_t k = 0; k < count; ++k) {
+      const auto index = static_cast<Unsigned>(from_indices[k]);
+      valid &= index < features;
+      to_indices[k] = static_cast<std::uint32_t>(index);
+    }
+    for (std::uint64_t k = 1; k < count; ++k) {
+      valid &= static_cast<Unsigned>(from_indices[k]) > static_cast<Unsigned>(from_indices[k - 1]);
+    }
+    return valid;
   }
 
-  // Throws the InputError for the first bad entry of row i (which valid(i) refused).
+  // Throws the InputError for the first bad entry of row i (which copy_row refused).
   [[noreturn]] void fail(std::size_t i, const std::string& name) const {
+    using Unsigned = std::make_unsigned_t<Index>;
     for (auto k = offsets[i]; k < offsets[i + 1]; ++k) {
       if (!std::isfinite(values[k])) {
         throw hogwild::InputError(
             fmt::format("{}: row {}: expected a finite value, found {}", name, i, values[k]));
       }
-      if (indices[k] >= features || (k > offsets[i] && indices[k] <= indices[k - 1])) {
+      if (!std::isfinite(static_cast<float>(values[k]))) {
+        throw hogwild::InputError(fmt::format(
+            "{}: row {}: expected a value within float32's range, found {}", name, i, values[k]));
+      }
+      const auto index = static_cast<Unsigned>(indices[k]);
+      if (index >= features || (k > offsets[i] && index <= static_cast<Unsigned>(indices[k - 1]))) {
         throw hogwild::InputError(
             fmt::format("{}: row {}: expected increasing column indices below {}, found {}", name,
                         i, features, indices[k]));
@@ -48,15 +73,46 @@ struct CsrView {
   }
 };
 
-}  // namespace
+// Calls f with `a` as a C-contiguous array of T, converting it only when it is not one already.
+template <class T, class F>
+decltype(auto) as_array_of(const pybind11::handle& a, const std::string& what, F&& f) {
+  const auto array = Array<T>::ensure(a);
+  if (!array) {
+    PyErr_Clear();  // ensure() leaves the conversion's error set
+    throw hogwild::InputError(
+        fmt::format("{}: expected a numeric array, found {}", what,
+                    pybind11::str(pybind11::type::of(a)).cast<std::string>()));
+  }
+  return f(array);
+}
 
-hogwild::Dataset sparse_data(const Array<std::uint64_t>& indptr,
-                             const Array<std::uint32_t>& indices, const Array<float>& values,
-                             const Array<float>& labels, std::size_t features, bool intercept,
-                             const std::string& name, const std::vector<std::size_t>& order) {
+// Calls f with `indices` as int32 or int64 (another type converted to int64) and
+// `values` as float32 or float64 (another converted to float64): scipy's own index types and the
+// usual value types reach the copy as they are, without a converted copy first.
+template <class F>
+decltype(auto) with_csr_types(const pybind11::array& indices, const pybind11::array& values,
+                              const std::string& name, F&& f) {
+  const auto with_values = [&](const auto& index_array) -> decltype(auto) {
+    if (pybind11::isinstance<pybind11::array_t<float>>(values)) {
+      return as_array_of<float>(values, name, [&](const auto& v) { return f(index_array, v); });
+    }
+    return as_array_of<double>(values, name, [&](const auto& v) { return f(index_array, v); });
+  };
+  if (pybind11::isinstance<pybind11::array_t<std::int32_t>>(indices)) {
+    return as_array_of<std::int32_t>(indices, name, with_values);
+  }
+  return as_array_of<std::int64_t>(indices, name, with_values);
+}
+
+template <class Index, class Value>
+hogwild::Dataset copy_sparse(const Array<std::uint64_t>& indptr, const Array<Index>& indices,
+                             const Array<Value>& values, const Array<float>& labels,
+                             std::size_t features, bool intercept, const std::string& name,
+                             const std::vector<std::size_t>& order) {
   const std::size_t rows = labels.size();
-  const CsrView csr{indptr.data(), indices.data(), values.data(), features};
-  if (indptr.size() != rows + 1 || csr.offsets[0] != 0 || csr.offsets[rows] != indices.size() ||
+  const CsrView<Index, Value> csr{indptr.data(), indices.data(), values.data(), features};
+  if (indptr.size() != rows + 1 || csr.offsets[0] != 0 ||
+      csr.offsets[rows] != static_cast<std::uint64_t>(indices.size()) ||
       values.size() != indices.size()) {
     throw hogwild::InputError(fmt::format(
         "{}: expected CSR arrays of {} rows (indptr of {} entries from 0 to the {} nonzeros), "
@@ -70,46 +126,66 @@ hogwild::Dataset sparse_data(const Array<std::uint64_t>& indptr,
                       csr.offsets[i + 1], csr.offsets[i]));
     }
   }
-  const auto given = [&](std::size_t stored) { return order.empty() ? stored : order[stored]; };
   const std::size_t extra = intercept ? 1 : 0;
   hogwild::Dataset data;
   data.num_features = features + extra;
   data.source = name;
   data.labels.resize(rows);
   data.row_offsets.resize(rows + 1);
-  for (std::size_t stored = 0; stored < rows; ++stored) {
-    const std::size_t i = given(stored);
-    data.row_offsets[stored + 1] =
-        data.row_offsets[stored] + (csr.offsets[i + 1] - csr.offsets[i]) + extra;
+  // stored[i]: where row i as given is stored.
+  std::vector<std::size_t> stored(order.empty() ? 0 : rows);
+  for (std::size_t at = 0; at < order.size(); ++at) stored[order[at]] = at;
+  const auto place = [&](std::size_t i) { return order.empty() ? i : stored[i]; };
+  for (std::size_t at = 0; at < rows; ++at) {
+    const std::size_t i = order.empty() ? at : order[at];
+    data.row_offsets[at + 1] = data.row_offsets[at] + (csr.offsets[i + 1] - csr.offsets[i]) + extra;
   }
   hogwild::detail::resize_on_huge_pages(data.indices, data.row_offsets[rows]);
   hogwild::detail::resize_on_huge_pages(data.values, data.row_offsets[rows]);
-  // Rows are checked and copied in parallel; on a bad row, the first one as given is reported.
+  // Rows are copied and checked in parallel, read in the order given (a sequential read of the
+  // caller's arrays, which sit on small pages) and written to their places in the copy (on huge
+  // pages, where scattered writes miss the TLB less). On a bad row, the first one as given is
+  // reported.
   std::atomic<bool> bad{false};
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rows, 1024), [&](const auto& range) {
-    for (std::size_t stored = range.begin(); stored < range.end(); ++stored) {
-      const std::size_t i = given(stored);
-      if (!csr.valid(i)) {
+    for (std::size_t i = range.begin(); i < range.end(); ++i) {
+      const std::size_t at = place(i);
+      const auto to = data.row_offsets[at];
+      if (!csr.copy_row(i, data.indices.data() + to, data.values.data() + to)) {
         bad = true;
         return;
       }
-      const auto begin = csr.offsets[i], end = csr.offsets[i + 1];
-      const auto to = data.row_offsets[stored];
-      std::copy(csr.indices + begin, csr.indices + end, data.indices.begin() + to);
-      std::copy(csr.values + begin, csr.values + end, data.values.begin() + to);
       if (intercept) {
-        data.indices[data.row_offsets[stored + 1] - 1] = static_cast<std::uint32_t>(features);
-        data.values[data.row_offsets[stored + 1] - 1] = 1.0f;
+        data.indices[data.row_offsets[at + 1] - 1] = static_cast<std::uint32_t>(features);
+        data.values[data.row_offsets[at + 1] - 1] = 1.0f;
       }
-      data.labels[stored] = labels.data()[i];
+      data.labels[at] = labels.data()[i];
     }
   });
   if (bad) {
+    std::vector<std::uint32_t> row_indices;
+    std::vector<float> row_values;
     for (std::size_t i = 0; i < rows; ++i) {
-      if (!csr.valid(i)) csr.fail(i, name);
+      const auto length = csr.offsets[i + 1] - csr.offsets[i];
+      row_indices.resize(length);
+      row_values.resize(length);
+      if (!csr.copy_row(i, row_indices.data(), row_values.data())) csr.fail(i, name);
     }
   }
   return data;
+}
+
+}  // namespace
+
+hogwild::Dataset sparse_data(const Array<std::uint64_t>& indptr, const pybind11::array& indices,
+                             const pybind11::array& values, const Array<float>& labels,
+                             std::size_t features, bool intercept, const std::string& name,
+                             const std::vector<std::size_t>& order) {
+  return with_csr_types(indices, values, name,
+                        [&](const auto& typed_indices, const auto& typed_values) {
+                          return copy_sparse(indptr, typed_indices, typed_values, labels, features,
+                                             intercept, name, order);
+                        });
 }
 
 hogwild::DenseDataset dense_data(const Array<float>& features, const Array<std::int32_t>& labels,

@@ -319,9 +319,8 @@ void bind_model(py::module_& m) {
           "a copy of the parameters, in the model's layout")
       .def(
           "predict_sparse",
-          [](const Checkpoint& c, const Array<std::uint64_t>& indptr,
-             const Array<std::uint32_t>& indices, const Array<float>& values,
-             std::size_t features) {
+          [](const Checkpoint& c, const Array<std::uint64_t>& indptr, const py::array& indices,
+             const py::array& values, std::size_t features) {
             const std::size_t rows = indptr.size() > 0 ? indptr.size() - 1 : 0;
             // An intercept model's predict() appends the constant feature itself.
             const auto data =
@@ -333,7 +332,8 @@ void bind_model(py::module_& m) {
             return prediction_dict(p, c);
           },
           py::arg("indptr"), py::arg("indices"), py::arg("values"), py::arg("features"),
-          "Predictions for CSR rows (uint64 indptr, uint32 indices, float32 values); an "
+          "Predictions for CSR rows (uint64 indptr, int32 or int64 indices, float32 or "
+          "float64 values); an "
           "intercept model appends its constant feature to each row, as in training.")
       .def(
           "predict_dense",
@@ -383,10 +383,10 @@ void bind_training(py::module_& m) {
           "epochs", [](const Control& c) { return c.epochs.load(); }, "epochs completed so far");
   m.def(
       "train_sparse",
-      [](const Array<std::uint64_t>& indptr, const Array<std::uint32_t>& indices,
-         const Array<float>& values, const Array<float>& labels, std::size_t features,
-         bool intercept, const std::optional<py::tuple>& test,
-         const std::vector<std::string>& options, Control* control, bool verbose) {
+      [](const Array<std::uint64_t>& indptr, const py::array& indices, const py::array& values,
+         const Array<float>& labels, std::size_t features, bool intercept,
+         const std::optional<py::tuple>& test, const std::vector<std::string>& options,
+         Control* control, bool verbose) {
         const auto args = parse_options(options, "libsvm");
         const auto start = std::chrono::steady_clock::now();
         auto train = sparse_data(indptr, indices, values, labels, features, intercept, "X",
@@ -394,9 +394,9 @@ void bind_training(py::module_& m) {
         std::optional<hogwild::Dataset> test_data;
         if (test) {
           const auto& t = *test;
-          test_data = sparse_data(t[0].cast<Array<std::uint64_t>>(),
-                                  t[1].cast<Array<std::uint32_t>>(), t[2].cast<Array<float>>(),
-                                  t[3].cast<Array<float>>(), features, intercept, "X_test");
+          test_data = sparse_data(t[0].cast<Array<std::uint64_t>>(), t[1].cast<py::array>(),
+                                  t[2].cast<py::array>(), t[3].cast<Array<float>>(), features,
+                                  intercept, "X_test");
         }
         return train_on(args, std::move(train), test_data, control, verbose, seconds_since(start),
                         intercept);

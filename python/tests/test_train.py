@@ -109,6 +109,43 @@ def test_canonical_and_unsorted_duplicate_csr_train_the_same_model():
     np.testing.assert_allclose(a.weights, b.weights, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("index_type", [np.int32, np.int64, np.int16])
+@pytest.mark.parametrize("value_type", [np.float64, np.float32, np.int8])
+def test_every_index_and_value_type_trains_what_float32_and_int32_rows_do(index_type,
+                                                                          value_type):
+    rng = np.random.default_rng(9)
+    X = sp.random(300, 40, density=0.2, format="csr", random_state=9, dtype=np.float64)
+    X.data = np.round(X.data * 8) - 4  # values every type holds exactly, negative ones too
+    y = rng.integers(0, 2, size=300)
+    reference = sp.csr_matrix(X, dtype=np.float32)
+    reference.indices = reference.indices.astype(np.int32)
+    typed = sp.csr_matrix(X, dtype=value_type)
+    typed.indices = typed.indices.astype(index_type)
+    a, _ = hogwild.train(reference, y, policy="serial", intercept=True)
+    b, _ = hogwild.train(typed, y, policy="serial", intercept=True)
+    np.testing.assert_array_equal(a.weights, b.weights)
+    np.testing.assert_array_equal(a.predict(reference), b.predict(typed))
+
+
+def test_csr_arrays_the_float32_rows_cannot_hold_raise_value_error():
+    X = sp.csr_matrix(np.eye(4))
+    y = np.array([0, 1, 0, 1])
+    big = X.copy()
+    big.data[2] = 1e300
+    with pytest.raises(ValueError, match=r"X: row 2: expected a value within float32's range, "
+                                         r"found 1e\+300"):
+        hogwild.train(big, y)
+    # Built from arrays, as scipy itself does not check them.
+    negative = sp.csr_matrix((X.data, np.array([0, 1, -2, 3]), X.indptr), shape=X.shape)
+    with pytest.raises(ValueError, match="X: row 2: expected increasing column indices below 4, "
+                                         "found -2"):
+        hogwild.train(negative, y)
+    wide = sp.csr_matrix((X.data, np.array([0, 1, 2, 2**40], np.int64), X.indptr),
+                         shape=(4, 2**41))
+    with pytest.raises(ValueError, match="X: expected at most 4294967295 columns"):
+        hogwild.train(wide, y)
+
+
 @pytest.mark.parametrize("options, message", [
     (dict(step="abc"), "--step: expected a number or auto, found 'abc'"),
     (dict(epochs=0), "--epochs: expected"),
