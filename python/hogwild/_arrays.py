@@ -26,15 +26,10 @@ def matrix(X, what="X"):
 _MAX_COLUMNS = 2**32 - 1
 
 
-# Types the native module copies from directly.
-_INDEX_TYPES = (np.int32, np.int64)
-_VALUE_TYPES = (np.float32, np.float64)
-
-
 def csr_parts(X):
-    """X as CSR arrays: uint64 indptr, column indices sorted within each row (int32 or int64,
-    as scipy holds them) and float32 or float64 values; the native module converts
-    indices and values to its own types in its copy of the rows."""
+    """X as CSR arrays: uint64 indptr, and the column indices (sorted within each row) and values
+    as scipy holds them; the native module converts those to its own types in its copy of the
+    rows."""
     if X.shape[1] > _MAX_COLUMNS:
         raise ValueError(f"X: expected at most {_MAX_COLUMNS} columns, found {X.shape[1]}")
     X = sp.csr_matrix(X)
@@ -43,10 +38,8 @@ def csr_parts(X):
         X.sum_duplicates()
     return (
         np.ascontiguousarray(X.indptr, dtype=np.uint64),
-        np.ascontiguousarray(X.indices if X.indices.dtype in _INDEX_TYPES else
-                             X.indices.astype(np.int64)),
-        np.ascontiguousarray(X.data if X.data.dtype in _VALUE_TYPES else
-                             X.data.astype(np.float64)),
+        np.ascontiguousarray(X.indices),
+        np.ascontiguousarray(X.data),
     )
 
 
