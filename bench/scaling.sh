@@ -21,7 +21,7 @@
 #                    features shared (--hot-features; not on 47k, whose whole model auto
 #                    replicates)
 #   racy T M         T workers with replicas merged every M samples, for each M in MERGES
-#                    (47k data only; none by default)
+#                    (47k and 2m data; none by default)
 #   racy T private   T workers merging once per epoch: the no-sharing bound, end to end (not
 #                    on 10m: there a merge scans 40 MB every 100k rows, so the bound is the
 #                    microbenchmark's private/racy, bench/micro.sh; the others' epochs are
@@ -67,7 +67,7 @@ for ds in $datasets; do
     [[ $ds != 47k ]] && variants+=("racy $t hot blocks")
     [[ $ds == 10m ]] && continue
     variants+=("racy $t auto blocks")
-    if [[ $ds == 47k ]]; then
+    if [[ $ds == 47k || $ds == 2m ]]; then
       for m in ${MERGES:-}; do variants+=("racy $t $m blocks"); done
     fi
     variants+=("racy $t private blocks")
