@@ -20,12 +20,13 @@
 #include <span>
 #include <vector>
 
+#include "engine/force_inline.h"
 #include "hogwild/detail/random.h"
 
 namespace hogwild::detail {
 
 /// The float a bf16 weight stands for (exact).
-[[gnu::always_inline]] inline float widen_bf16(std::uint16_t h) {
+HOGWILD_FORCE_INLINE inline float widen_bf16(std::uint16_t h) {
   return std::bit_cast<float>(std::uint32_t{h} << 16);
 }
 
@@ -33,7 +34,7 @@ namespace hogwild::detail {
 /// kept half, so the result is the next bf16 up with probability equal to the dropped fraction
 /// and otherwise the next down. A value that is already bf16 comes back unchanged; a finite value
 /// past the largest bf16 may round to infinity, which the divergence check then sees.
-[[gnu::always_inline]] inline std::uint16_t round_bf16(float v, std::uint32_t random16) {
+HOGWILD_FORCE_INLINE inline std::uint16_t round_bf16(float v, std::uint32_t random16) {
   return static_cast<std::uint16_t>((std::bit_cast<std::uint32_t>(v) + random16) >> 16);
 }
 
@@ -55,7 +56,7 @@ class RoundingBits {
   /// Seeds the stream (a zero seed would stay zero; it is replaced).
   void seed(std::uint64_t seed) { state_ = seed != 0 ? seed : 0x9E3779B97F4A7C15ULL; }
   /// The next 64 random bits: four roundings' worth.
-  [[gnu::always_inline]] std::uint64_t next() {
+  HOGWILD_FORCE_INLINE std::uint64_t next() {
     state_ ^= state_ << 13;
     state_ ^= state_ >> 7;
     state_ ^= state_ << 17;
@@ -72,7 +73,7 @@ class RoundingBits {
 template <bool kConcurrent>
 struct Bf16Access {
   /// The weight's bits.
-  [[gnu::always_inline]] static std::uint16_t bits(const std::uint16_t& x) {
+  HOGWILD_FORCE_INLINE static std::uint16_t bits(const std::uint16_t& x) {
     if constexpr (kConcurrent) {
       return std::atomic_ref<std::uint16_t>(const_cast<std::uint16_t&>(x))
           .load(std::memory_order_relaxed);
@@ -81,9 +82,9 @@ struct Bf16Access {
     }
   }
   /// The weight's value.
-  [[gnu::always_inline]] static float load(const std::uint16_t& x) { return widen_bf16(bits(x)); }
+  HOGWILD_FORCE_INLINE static float load(const std::uint16_t& x) { return widen_bf16(bits(x)); }
   /// Writes `h`, already rounded.
-  [[gnu::always_inline]] static void store(std::uint16_t& x, std::uint16_t h) {
+  HOGWILD_FORCE_INLINE static void store(std::uint16_t& x, std::uint16_t h) {
     if constexpr (kConcurrent) {
       std::atomic_ref<std::uint16_t>(x).store(h, std::memory_order_relaxed);
     } else {

@@ -23,6 +23,7 @@
 #include "engine/delay_layer.h"
 #include "engine/driver.h"
 #include "engine/feature_order.h"
+#include "engine/force_inline.h"
 #include "engine/hot_rows.h"
 #include "engine/landings.h"
 #include "engine/minibatch.h"
@@ -95,8 +96,8 @@ std::vector<float> mapped_labels(const Dataset& data, std::span<const float> lab
 // Adds nonzero k of `row` to the margin m: in double, features beyond w skipped (a test row
 // may hold features the training data does not; kBounded says none does).
 template <bool kBounded>
-[[gnu::always_inline]] inline void add_term(std::span<const float> w, const SparseRow& row,
-                                            std::size_t k, double& m) {
+HOGWILD_FORCE_INLINE inline void add_term(std::span<const float> w, const SparseRow& row,
+                                          std::size_t k, double& m) {
   const std::uint32_t j = row.indices[k];
   if (kBounded || j < w.size()) m += double{w[j]} * row.values[k];
 }
@@ -432,7 +433,7 @@ class Engine {
     s.replica_counts.updated(measured);
   }
 
-  [[gnu::always_inline]] inline void replica_apply(float* w, std::uint32_t r, float coef) {
+  HOGWILD_FORCE_INLINE inline void replica_apply(float* w, std::uint32_t r, float coef) {
     rows_.visit(r, [&](const auto* idx, auto values, std::size_t n) {
       for (std::size_t k = 0; k < n; ++k) {
         const std::uint32_t j = idx[k];
@@ -487,7 +488,7 @@ class Engine {
     SparseRow cold;
     SparseRow hot;
   };
-  [[gnu::always_inline]] inline HotParts hot_parts(std::uint32_t r) const {
+  HOGWILD_FORCE_INLINE inline HotParts hot_parts(std::uint32_t r) const {
     const std::uint64_t begin = data_.row_offsets[r];
     const std::size_t n = data_.row_offsets[r + 1] - begin;
     const std::size_t cold = hot_->cold_count[r];
@@ -498,14 +499,14 @@ class Engine {
 
   // The margin of row r with its cold weights read from the shared store and its hot ones
   // from the worker's replica.
-  [[gnu::always_inline]] inline float hot_margin(const float* replica, std::uint32_t r) const {
+  HOGWILD_FORCE_INLINE inline float hot_margin(const float* replica, std::uint32_t r) const {
     const HotParts row = hot_parts(r);
     return margin<P>(store_.data(), row.cold) + margin<Private>(replica, row.hot);
   }
 
   // Applies coef x row r: the cold part to the shared store under the policy, the hot part to
   // the replica.
-  [[gnu::always_inline]] inline void hot_apply(float* replica, std::uint32_t r, float coef) {
+  HOGWILD_FORCE_INLINE inline void hot_apply(float* replica, std::uint32_t r, float coef) {
     const HotParts row = hot_parts(r);
     apply_sparse(row.cold, coef);
     const std::uint32_t* slots = row.hot.indices.data();
@@ -622,8 +623,8 @@ class Engine {
 
   // One single-sample update on row r; `window` is the coherence window it falls in.
   // Inlined: called once per sample, its body is the hot loop.
-  [[gnu::always_inline]] inline void step_single(WorkerState& s, std::uint32_t r, std::size_t pos,
-                                                 std::size_t len) {
+  HOGWILD_FORCE_INLINE inline void step_single(WorkerState& s, std::uint32_t r, std::size_t pos,
+                                               std::size_t len) {
     const bool measured = s.staleness_probe.tick();
     detail::StalenessProbe::Reading at_read;
     if (measured) at_read = s.staleness_probe.read();
@@ -738,7 +739,7 @@ class Engine {
 
   // The margin w . x of training row r, as the loops read it (rows_).
   template <class Reader, class Weight>
-  [[gnu::always_inline]] inline float row_margin(const Weight* w, std::uint32_t r) const {
+  HOGWILD_FORCE_INLINE inline float row_margin(const Weight* w, std::uint32_t r) const {
     return rows_.visit(r, [&](const auto* idx, auto values, std::size_t n) {
       return margin<Reader>(w, idx, values, n);
     });
@@ -748,7 +749,7 @@ class Engine {
   using Bf16 = detail::Bf16Access<P::kConcurrent>;
 
   // The margin of training row r on the shared weights.
-  [[gnu::always_inline]] inline float shared_margin(std::uint32_t r) const {
+  HOGWILD_FORCE_INLINE inline float shared_margin(std::uint32_t r) const {
     if constexpr (kBf16) {
       return row_margin<Bf16>(bf16_, r);
     } else {
@@ -758,7 +759,7 @@ class Engine {
 
   // The margin of a row of the hot layout.
   template <class Reader>
-  [[gnu::always_inline]] inline float margin(const float* w, const SparseRow& row) const {
+  HOGWILD_FORCE_INLINE inline float margin(const float* w, const SparseRow& row) const {
     return margin<Reader>(w, row.indices.data(), detail::F32Values{row.values.data()},
                           row.indices.size());
   }
@@ -767,8 +768,8 @@ class Engine {
   // Private, or the bf16 access). Every path computes it in this one order, so they agree bit
   // for bit.
   template <class Reader, class Weight, class Index, class Values>
-  [[gnu::always_inline]] inline float margin(const Weight* w, const Index* idx, Values val,
-                                             std::size_t n) const {
+  HOGWILD_FORCE_INLINE inline float margin(const Weight* w, const Index* idx, Values val,
+                                           std::size_t n) const {
     // Four partial sums: one sum's chain of dependent additions (75 of them, 3-4 cycles each)
     // was most of a sample's time once rows stream from memory.
     float m0 = 0, m1 = 0, m2 = 0, m3 = 0;
@@ -784,18 +785,18 @@ class Engine {
   }
 
   // What the plain loop prefetches at position `pos` of a range ending at `end`.
-  [[gnu::always_inline]] inline void prefetch_ahead(const std::uint32_t* rows, std::size_t pos,
-                                                    std::size_t end) const {
+  HOGWILD_FORCE_INLINE inline void prefetch_ahead(const std::uint32_t* rows, std::size_t pos,
+                                                  std::size_t end) const {
     if (pos + kRowAhead < end) prefetch_row(rows[pos + kRowAhead]);
     if (pos + kOffsetAhead < end) prefetch_offsets(rows[pos + kOffsetAhead]);
   }
 
-  [[gnu::always_inline]] inline void prefetch_offsets(std::uint32_t r) const {
+  HOGWILD_FORCE_INLINE inline void prefetch_offsets(std::uint32_t r) const {
     __builtin_prefetch(data_.row_offsets.data() + r);
     __builtin_prefetch(y_ + r);
   }
 
-  [[gnu::always_inline]] inline void prefetch_row(std::uint32_t r) const {
+  HOGWILD_FORCE_INLINE inline void prefetch_row(std::uint32_t r) const {
     const auto lines = [](const void* from, const void* to) {
       constexpr std::uintptr_t kLine = 64;
       for (auto a = reinterpret_cast<std::uintptr_t>(from) & ~(kLine - 1);
@@ -817,15 +818,15 @@ class Engine {
 
   using Reading = detail::StalenessProbe::Reading;
 
-  [[gnu::always_inline]] inline void apply(WorkerState& s, std::uint32_t r, float coef,
-                                           const Reading* measured = nullptr) {
+  HOGWILD_FORCE_INLINE inline void apply(WorkerState& s, std::uint32_t r, float coef,
+                                         const Reading* measured = nullptr) {
     apply_shared(s, r, coef);
     count_applied(s, measured);
   }
 
   // Adds coef x training row r to the shared weights: the float store under the policy, or
   // the bf16 weights rounded stochastically with the worker's random bits.
-  [[gnu::always_inline]] inline void apply_shared(WorkerState& s, std::uint32_t r, float coef) {
+  HOGWILD_FORCE_INLINE inline void apply_shared(WorkerState& s, std::uint32_t r, float coef) {
     if constexpr (kBf16) {
       rows_.visit(r, [&](const auto* idx, auto values, std::size_t n) {
         apply_bf16(s.rounding, idx, values, n, coef);
@@ -843,8 +844,8 @@ class Engine {
   // read-modify-writes are independent. Lane j takes bits 16j of each draw, as the scalar tail
   // does: both give the same results.
   template <class Index, class Values>
-  [[gnu::always_inline]] inline void apply_bf16(detail::RoundingBits& rounding, const Index* idx,
-                                                Values values, std::size_t n, float coef) {
+  HOGWILD_FORCE_INLINE inline void apply_bf16(detail::RoundingBits& rounding, const Index* idx,
+                                              Values values, std::size_t n, float coef) {
     using Bits4 = std::uint32_t __attribute__((vector_size(16)));
     using Floats4 = float __attribute__((vector_size(16)));
     detail::RoundingBits bits = rounding;
@@ -884,30 +885,30 @@ class Engine {
   // Counts an update the worker has written and publishes the count. A measured update (read
   // at `measured`) first records its staleness: the others' counts at its write, before this
   // count lets them move on (--bounded-staleness in threads reads the published counts).
-  [[gnu::always_inline]] inline void count_applied(WorkerState& s,
-                                                   const Reading* measured = nullptr) {
+  HOGWILD_FORCE_INLINE inline void count_applied(WorkerState& s,
+                                                 const Reading* measured = nullptr) {
     if (measured) s.staleness_probe.record(*measured, s.stats.staleness);
     ++s.stats.applied;
     s.staleness_probe.publish(s.stats.applied);
   }
 
   // Adds coef x training row r to the shared store under the policy.
-  [[gnu::always_inline]] inline void apply_row(std::uint32_t r, float coef) {
+  HOGWILD_FORCE_INLINE inline void apply_row(std::uint32_t r, float coef) {
     rows_.visit(r, [&](const auto* idx, auto values, std::size_t n) {
       apply_sparse(idx, values, n, coef);
     });
   }
 
   // Adds coef x a row of the hot layout to the shared store.
-  [[gnu::always_inline]] inline void apply_sparse(const SparseRow& row, float coef) {
+  HOGWILD_FORCE_INLINE inline void apply_sparse(const SparseRow& row, float coef) {
     apply_sparse(row.indices.data(), detail::F32Values{row.values.data()}, row.indices.size(),
                  coef);
   }
 
   // Adds coef x the n nonzeros (idx, values) to the shared store under the policy.
   template <class Index, class Values>
-  [[gnu::always_inline]] inline void apply_sparse(const Index* idx, Values values, std::size_t n,
-                                                  float coef) {
+  HOGWILD_FORCE_INLINE inline void apply_sparse(const Index* idx, Values values, std::size_t n,
+                                                float coef) {
     [[maybe_unused]] const float* shrink = shrink_;
     P::sparse_update(store_, std::span<const Index>(idx, n), [=](float old, std::size_t k) {
       float v = old + coef * values[k];

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/force_inline.h"
 #include "hogwild/dataset.h"
 #include "hogwild/trainer.h"
 
@@ -89,7 +90,7 @@ class PackedRows {
   /// (std::uint16_t or std::uint32_t) and values is one of the value views above; returns what
   /// fn returns. One branch per row picks the layout.
   template <class Fn>
-  [[gnu::always_inline]] inline decltype(auto) visit(std::uint32_t r, Fn&& fn) const {
+  HOGWILD_FORCE_INLINE inline decltype(auto) visit(std::uint32_t r, Fn&& fn) const {
     const std::uint64_t begin = offsets_[r];
     const std::size_t n = offsets_[r + 1] - begin;
     if (narrow_) return with_values(r, begin, narrow_indices_.data() + begin, n, fn);
@@ -124,9 +125,9 @@ class PackedRows {
 
  private:
   template <class Index, class Fn>
-  [[gnu::always_inline]] inline decltype(auto) with_values(std::uint32_t r, std::uint64_t begin,
-                                                           const Index* idx, std::size_t n,
-                                                           Fn& fn) const {
+  HOGWILD_FORCE_INLINE inline decltype(auto) with_values(std::uint32_t r, std::uint64_t begin,
+                                                         const Index* idx, std::size_t n,
+                                                         Fn& fn) const {
     switch (values_kind_) {
       case Values::kOnes:
         return fn(idx, OneValues{}, n);
