@@ -38,11 +38,25 @@ void reserve_on_huge_pages(Container& v, std::size_t n) {
 #endif
 }
 
+/// Writes a zero to each 4 KiB page of the `bytes` bytes at `begin` (storage that holds no
+/// object yet) from oneTBB's threads in the calling arena, so that fresh memory's page faults
+/// are taken on every core at once.
+void touch_pages(void* begin, std::size_t bytes);
+
 /// Resizes `v` (a vector or a string) to `n` elements (value-initialised) on storage from
-/// reserve_on_huge_pages.
+/// reserve_on_huge_pages. Where that storage is fresh and large, its pages are faulted in on
+/// every core first: the zero-fill of resize would take them all on one. After other work has
+/// returned memory to the system, the faults of a fresh 60 MB took most of the Python module's
+/// copy of the rows (docs/python.md).
 template <class Container>
 void resize_on_huge_pages(Container& v, std::size_t n) {
+  using T = typename Container::value_type;
+  const std::size_t capacity = v.capacity();
   reserve_on_huge_pages(v, n);
+  const std::size_t added = n > v.size() ? n - v.size() : 0;
+  if (v.capacity() != capacity && added * sizeof(T) >= kHugePagesMinBytes) {
+    touch_pages(v.data() + v.size(), added * sizeof(T));
+  }
   v.resize(n);
 }
 
