@@ -10,6 +10,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -281,4 +282,14 @@ TEST_CASE("resize_on_huge_pages: a resize, whatever pages back the storage") {
   values.back() = 3.0f;             // the whole buffer is writable
   resize_on_huge_pages(values, 3);  // shrinking keeps the front
   CHECK(values == std::vector<float>{1.5f, -2.0f, 0.0f});
+  // Large storage grown into fresh storage, whose pages are written from oneTBB's threads
+  // before the zero-fill: the elements moved over keep their values, the new ones are zero.
+  const std::size_t first = kHugePagesMinBytes / sizeof(std::uint32_t) + 3;
+  std::vector<std::uint32_t> counts(first);
+  std::iota(counts.begin(), counts.end(), 1u);
+  resize_on_huge_pages(counts, 4 * first + 1);
+  REQUIRE(counts.size() == 4 * first + 1);
+  for (std::size_t k = 0; k < first; ++k) REQUIRE(counts[k] == k + 1);
+  CHECK(std::all_of(counts.begin() + static_cast<std::ptrdiff_t>(first), counts.end(),
+                    [](std::uint32_t c) { return c == 0; }));
 }
