@@ -131,12 +131,17 @@ def train(X, y, *, X_test=None, y_test=None, intercept=False, control=None, verb
 def _check_binary(y):
     """A binary model's labels take two values (the library checks too, but in storage order,
     where row numbers would not be the caller's)."""
-    values, first = np.unique(y, return_index=True)
-    if len(values) > 2:
-        a, b, c = np.sort(first)[:3]
+    # Two linear passes: np.unique would sort the labels.
+    other = y != y[0] if y.size else y.astype(bool)
+    if not other.any():
+        return
+    b = int(np.argmax(other))
+    third = other & (y != y[b])
+    if third.any():
+        c = int(np.argmax(third))
         raise ValueError(f"y: expected two label classes for a binary model, found a third, "
-                         f"{y[c]:g}, in row {c} (after {min(y[a], y[b]):g} and "
-                         f"{max(y[a], y[b]):g})")
+                         f"{y[c]:g}, in row {c} (after {min(y[0], y[b]):g} and "
+                         f"{max(y[0], y[b]):g})")
 
 
 def _check_width(X_test, X):

@@ -32,7 +32,10 @@ def csr_parts(X):
     rows."""
     if X.shape[1] > _MAX_COLUMNS:
         raise ValueError(f"X: expected at most {_MAX_COLUMNS} columns, found {X.shape[1]}")
-    X = sp.csr_matrix(X)
+    # A CSR matrix goes through as it is: scipy keeps what has_canonical_format found on it, so
+    # fits on the same matrix check its rows once.
+    if not (sp.issparse(X) and X.format == "csr"):
+        X = sp.csr_matrix(X)
     if not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()

@@ -178,7 +178,10 @@ class HogwildClassifier(ClassifierMixin, _HogwildEstimator):
         """Trains on X (numpy array or scipy.sparse matrix) and class labels y."""
         X, y = self._validate_data(X, y, accept_sparse="csr", dtype=_FLOATS)
         check_classification_targets(y)
-        self.classes_, indices = np.unique(y, return_inverse=True)
+        # np.unique's return_inverse sorts y stably, several times slower than searching the
+        # sorted classes.
+        self.classes_ = np.unique(y)
+        indices = np.searchsorted(self.classes_, y)
         if len(self.classes_) < 2:
             raise ValueError(f"y: expected two or more classes, found one class "
                              f"({self.classes_[0]!r})")
