@@ -1,6 +1,7 @@
-// The worker pool: every worker runs each job once, on its own thread every time, the caller
-// sees every worker's writes when run() returns, and a worker's exception reaches the caller
-// after all have returned while the pool stays usable; at several thread counts.
+// The worker pool: every worker runs each job once, on its own thread every time (worker 0 on
+// the caller's), the caller sees every worker's writes when run() returns, and a worker's
+// exception reaches the caller after all have returned while the pool stays usable; at several
+// thread counts.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -12,7 +13,9 @@
 
 using hogwild::detail::WorkerPool;
 
-TEST_CASE("a pool runs each job once per worker, each worker on its own thread every time") {
+TEST_CASE(
+    "a pool runs each job once per worker, each worker on its own thread every time, worker 0 "
+    "on the caller's") {
   for (const int threads : {1, 2, 4, 8}) {
     CAPTURE(threads);
     WorkerPool pool(threads);
@@ -21,7 +24,8 @@ TEST_CASE("a pool runs each job once per worker, each worker on its own thread e
     std::vector<std::thread::id> first(n);
     pool.run(
         [&](int worker) { first[static_cast<std::size_t>(worker)] = std::this_thread::get_id(); });
-    for (std::size_t k = 0; k < n; ++k) {
+    CHECK(first[0] == std::this_thread::get_id());
+    for (std::size_t k = 1; k < n; ++k) {
       CHECK(first[k] != std::this_thread::get_id());
       for (std::size_t j = 0; j < k; ++j) CHECK(first[j] != first[k]);
     }
@@ -47,17 +51,21 @@ TEST_CASE("a pool runs each job once per worker, each worker on its own thread e
 
 TEST_CASE("a pool rethrows a worker's exception after every worker returned, and goes on") {
   for (const int threads : {1, 2, 4, 8}) {
-    CAPTURE(threads);
-    WorkerPool pool(threads);
-    std::atomic<int> finished{0};
-    CHECK_THROWS_WITH_AS(pool.run([&](int worker) {
-      if (worker == threads - 1) throw std::runtime_error("worker failed");
-      ++finished;
-    }),
-                         "worker failed", std::runtime_error);
-    CHECK(finished == threads - 1);
-    finished = 0;
-    CHECK_NOTHROW(pool.run([&](int) { ++finished; }));  // the error was not kept
-    CHECK(finished == threads);
+    // The last worker (a pool thread, or the caller with one worker) and worker 0 (the caller).
+    for (const int failing : {threads - 1, 0}) {
+      CAPTURE(threads);
+      CAPTURE(failing);
+      WorkerPool pool(threads);
+      std::atomic<int> finished{0};
+      CHECK_THROWS_WITH_AS(pool.run([&](int worker) {
+        if (worker == failing) throw std::runtime_error("worker failed");
+        ++finished;
+      }),
+                           "worker failed", std::runtime_error);
+      CHECK(finished == threads - 1);
+      finished = 0;
+      CHECK_NOTHROW(pool.run([&](int) { ++finished; }));  // the error was not kept
+      CHECK(finished == threads);
+    }
   }
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -34,17 +35,21 @@ inline void run_workers(int count, const std::function<void(int)>& fn) {
   if (first_error) std::rethrow_exception(first_error);
 }
 
-/// The worker threads of one run, started once and kept: run(fn) has thread k call fn(k) for
+/// The worker threads of one run, started once and kept: run(fn) has worker k call fn(k) for
 /// every k and returns when all have returned, as run_workers does, without starting and
 /// joining `count` threads for every epoch or segment (tens of microseconds a thread on a
-/// virtual machine, a third of a 2,000-row epoch on two threads). Worker k is always the same
-/// thread, so it finds its own state warm in its core's cache from one epoch to the next.
+/// virtual machine, a third of a 2,000-row epoch on two threads). Worker 0 is the thread that
+/// calls run(), workers 1 to count - 1 threads of the pool's own: the caller would otherwise
+/// wake them and then sleep, and the scheduler, seeing its core busy at the wake-up, queued
+/// both workers of a two-thread run on the other core for the first epoch's 9 ms
+/// (docs/benchmarks.md). Worker k is always the same thread, so it finds its own state warm in
+/// its core's cache from one epoch to the next.
 class WorkerPool {
  public:
-  /// Starts `count` threads, idle until run().
-  explicit WorkerPool(int count) {
-    threads_.reserve(static_cast<std::size_t>(count));
-    for (int worker = 0; worker < count; ++worker) {
+  /// Starts `count` - 1 threads, idle until run(); the caller of run() is worker 0.
+  explicit WorkerPool(int count) : size_(count) {
+    threads_.reserve(static_cast<std::size_t>(std::max(count - 1, 0)));
+    for (int worker = 1; worker < count; ++worker) {
       threads_.emplace_back([this, worker] { serve(worker); });
     }
   }
@@ -58,18 +63,30 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  /// Number of workers.
-  int size() const { return static_cast<int>(threads_.size()); }
+  /// Number of workers, the caller of run() included.
+  int size() const { return size_; }
 
-  /// Runs fn(worker) on every worker's thread and waits for all of them; the first exception a
-  /// worker throws is rethrown here after every worker has returned.
+  /// Runs fn(0) on the calling thread and fn(k) on worker k's thread, and waits for all of
+  /// them; the first exception a worker throws is rethrown here after every worker has
+  /// returned. Always called from the same thread, which is then always worker 0.
   void run(const std::function<void(int)>& fn) {
-    std::unique_lock lock(mutex_);
-    job_ = &fn;
-    running_ = size();
-    first_error_ = nullptr;
-    ++generation_;
+    if (size_ <= 0) return;
+    {
+      const std::lock_guard guard(mutex_);
+      job_ = &fn;
+      running_ = size_ - 1;
+      first_error_ = nullptr;
+      ++generation_;
+    }
     start_.notify_all();
+    std::exception_ptr error;
+    try {
+      fn(0);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::unique_lock lock(mutex_);
+    if (error && !first_error_) first_error_ = error;
     done_.wait(lock, [this] { return running_ == 0; });
     job_ = nullptr;
     if (first_error_) std::rethrow_exception(std::exchange(first_error_, nullptr));
@@ -103,6 +120,7 @@ class WorkerPool {
     }
   }
 
+  const int size_;
   std::mutex mutex_;
   std::condition_variable start_;  // a new job, or closing
   std::condition_variable done_;   // the last worker of a job returned
