@@ -102,9 +102,16 @@ class _HogwildEstimator(BaseEstimator):
         self.n_iter_ = self.model_.epoch
         return self
 
+    def _validated(self, X, y="no_validation", **checks):
+        """X (and y) through scikit-learn's checks; the finiteness of sparse X's values is left
+        to the native copy, which reads every value anyway and names the first bad one's row
+        (ValueError), where scikit-learn's check is another pass over them."""
+        return self._validate_data(X, y, accept_sparse="csr", dtype=_FLOATS,
+                                   force_all_finite=not sp.issparse(X), **checks)
+
     def _predictions(self, X):
         check_is_fitted(self)
-        X = self._validate_data(X, accept_sparse="csr", dtype=_FLOATS, reset=False)
+        X = self._validated(X, reset=False)
         return self.model_.predictions(X)
 
     @property
@@ -176,7 +183,7 @@ class HogwildClassifier(ClassifierMixin, _HogwildEstimator):
 
     def fit(self, X, y):
         """Trains on X (numpy array or scipy.sparse matrix) and class labels y."""
-        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=_FLOATS)
+        X, y = self._validated(X, y)
         check_classification_targets(y)
         # np.unique's return_inverse sorts y stably, several times slower than searching the
         # sorted classes.
@@ -210,7 +217,7 @@ class HogwildClassifier(ClassifierMixin, _HogwildEstimator):
     def predict_proba(self, X):
         """Each class's probability per row (not for hinge)."""
         check_is_fitted(self)
-        X = self._validate_data(X, accept_sparse="csr", dtype=_FLOATS, reset=False)
+        X = self._validated(X, reset=False)
         return self.model_.predict_proba(X)
 
     @available_if(_has_proba)
@@ -243,7 +250,7 @@ class HogwildRegressor(RegressorMixin, _HogwildEstimator):
 
     def fit(self, X, y):
         """Trains on X (numpy array or scipy.sparse matrix) and target values y."""
-        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=_FLOATS, y_numeric=True)
+        X, y = self._validated(X, y, y_numeric=True)
         return self._fit_model(X, y, "squared")
 
 

@@ -90,3 +90,20 @@ def test_training_loss_from_a_sample_of_large_data_and_from_all_when_told():
     assert sampled.report_["epochs"][-1]["train_loss"] != full.report_["epochs"][-1]["train_loss"]
     small = HogwildRegressor(threads=1, epochs=2).fit(X[:5000], y[:5000])
     assert "train_loss_sample" in small.report_["config"]  # asked for, and covering every row
+
+
+@pytest.mark.parametrize("make", [HogwildClassifier, HogwildRegressor])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_sparse_rows_with_a_non_finite_value_are_refused_in_fit_and_predict(make, bad):
+    # scikit-learn's finiteness check is skipped for sparse X: the native copy makes it.
+    import scipy.sparse as sp
+
+    X = sp.random(40, 6, density=0.5, format="csr", random_state=0)
+    y = np.arange(40) % 2
+    fitted = make(epochs=1, threads=1).fit(X, y)
+    broken = X.copy()
+    broken.data[broken.indptr[7]] = bad
+    with pytest.raises(ValueError, match=r"X: row 7: expected a finite value"):
+        make(epochs=1, threads=1).fit(broken, y)
+    with pytest.raises(ValueError, match=r"X: row 7: expected a finite value"):
+        fitted.predict(broken)
