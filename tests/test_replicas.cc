@@ -1,6 +1,7 @@
 // Per-worker replicas (--replicate, --hot-features): against a serial run, at several thread
 // counts and merge intervals, the hot features' layout, and the options' resolution and errors.
 #include <doctest/doctest.h>
+#include <tbb/task_arena.h>
 
 #include <array>
 #include <cmath>
@@ -198,6 +199,32 @@ TEST_CASE("heaviest_feature_share, heavy_features: the features' shares of the s
   CHECK(heavy_features(data, 0.2) == V{0, 2});  // 1/7 = 0.14 is not over 0.2
   CHECK(heavy_features(data, 0.5) == V{2});
   CHECK(heavy_features(data, 0.6).empty());
+}
+
+TEST_CASE("heavy_features sums rows in parts on any number of threads, each value once") {
+  // 200 rows of 8 features (1,600 nonzeros: four parts), value (r % 5 + 1) * (j + 1) in row r,
+  // feature j: feature j's squares sum to (j + 1)^2 * 2,200 exactly, of 204 * 2,200 in all.
+  Dataset data;
+  for (int r = 0; r < 200; ++r) {
+    std::array<std::uint32_t, 8> row{};
+    std::array<float, 8> values{};
+    for (std::uint32_t j = 0; j < 8; ++j) {
+      row[j] = j;
+      values[j] = static_cast<float>((r % 5 + 1) * static_cast<int>(j + 1));
+    }
+    data.append(row, values, 1.0f);
+  }
+  for (const int threads : {1, 2, 4}) {
+    CAPTURE(threads);
+    tbb::task_arena arena(threads);
+    arena.execute([&] {
+      CHECK(heaviest_feature_share(data) == 64.0 / 204.0);
+      using V = std::vector<std::uint32_t>;
+      CHECK(heavy_features(data, 0.3) == V{7});           // 64 / 204 = 0.314
+      CHECK(heavy_features(data, 0.2) == V{6, 7});        // 49 / 204 = 0.240
+      CHECK(heavy_features(data, 0.1) == V{4, 5, 6, 7});  // 25 / 204 = 0.123
+    });
+  }
 }
 
 namespace {

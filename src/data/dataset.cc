@@ -1,5 +1,7 @@
 #include "hogwild/dataset.h"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <numeric>
 #include <utility>
@@ -46,16 +48,35 @@ std::vector<std::uint32_t> feature_counts(const Dataset& data) {
 
 namespace {
 
-// Each feature's sum of squared values, and the sum over all of them.
+// At most this many parts of the rows sum their features' squares side by side.
+constexpr std::size_t kMassParts = 4;
+// Fewer parts where the features are many against the nonzeros: each part's array of sums then
+// holds at most a sixteenth of the nonzeros' count.
+constexpr std::size_t kNonzerosPerPartSum = 16;
+
+// Each feature's sum of squared values, and the sum over all of them. The rows are cut into a
+// number of parts that depends on the data alone, each part's sums are made in an array of its
+// own in parallel (one pass over the values waits on memory: 8.9 ms on the RCV1-like rows, 4.4
+// in four parts on two cores), and the arrays are added in order: the same sums on any number
+// of threads.
 std::pair<std::vector<double>, double> feature_mass(const Dataset& data) {
-  std::vector<double> mass(data.num_features, 0.0);
-  for (std::size_t k = 0; k < data.nnz(); ++k) {
-    mass[data.indices[k]] += double{data.values[k]} * data.values[k];
+  const std::size_t features = data.num_features, rows = data.rows();
+  const std::size_t parts = std::clamp<std::size_t>(
+      data.nnz() / (kNonzerosPerPartSum * std::max<std::size_t>(features, 1)), 1, kMassParts);
+  std::vector<std::vector<double>> mass(parts);
+  tbb::parallel_for(std::size_t{0}, parts, [&](std::size_t part) {
+    std::vector<double>& sums = mass[part];
+    sums.assign(features, 0.0);
+    const std::size_t last = data.row_offsets[rows * (part + 1) / parts];
+    for (std::size_t k = data.row_offsets[rows * part / parts]; k < last; ++k) {
+      sums[data.indices[k]] += double{data.values[k]} * data.values[k];
+    }
+  });
+  for (std::size_t part = 1; part < parts; ++part) {
+    for (std::size_t j = 0; j < features; ++j) mass[0][j] += mass[part][j];
   }
-  // Summed from the features rather than beside them in the loop, where one running sum made
-  // each nonzero wait on the previous one's addition: 10.6 -> 8.9 ms on the RCV1-like rows.
-  const double total = std::accumulate(mass.begin(), mass.end(), 0.0);
-  return {std::move(mass), total};
+  const double total = std::accumulate(mass[0].begin(), mass[0].end(), 0.0);
+  return {std::move(mass[0]), total};
 }
 
 }  // namespace

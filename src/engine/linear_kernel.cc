@@ -1381,7 +1381,9 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   } else {
     report.config.hot_features = 0;
   }
-  if (config.replicate > 0 && workers > 1) run.mean_merged = mean_merged_slots(run);
+  if (config.replicate > 0 && workers > 1) {
+    arena.execute([&] { run.mean_merged = mean_merged_slots(run); });
+  }
   report.mean_merged_features = run.mean_merged.size();
   if (*config.l2 > 0) {
     run.reg_scale.assign(dim, 0.0f);
