@@ -136,8 +136,8 @@ def breakdown(data, reps):
     for _ in range(reps):
         clf = hogwild.HogwildClassifier()
         start = time.perf_counter()
-        X2, y2 = clf._validate_data(X, y, accept_sparse="csr", dtype=estimators._FLOATS)
-        _, labels = np.unique(y2, return_inverse=True)
+        X2, y2 = clf._validated(X, y)  # as HogwildClassifier.fit checks and numbers the classes
+        labels = np.searchsorted(np.unique(y2), y2)
         validated = time.perf_counter()
         step = estimators._default_step(X2, "logistic", None, True)
         stepped = time.perf_counter()
