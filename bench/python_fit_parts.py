@@ -10,6 +10,8 @@ build with that build's module on PYTHONPATH, alternating the builds, to compare
   first:     the first and the second fit of a fresh process.
   alternate: 4 rounds of HogwildClassifier, SGDClassifier(n_jobs=-1) and LogisticRegression
              fitted in turn; each hogwild fit's parts (the first round is the warm-up).
+  after:     4 rounds in which a hogwild fit follows, in turn, nothing, SGDClassifier(n_jobs=-1),
+             SGDClassifier() and LogisticRegression(); medians of the parts after each.
 
 The rows: data/generated/rcv1like.train.svm (bench/python_vs_sklearn.py writes it), read with
 load_svmlight_file (float64 CSR). E.g., two builds alternated five times:
@@ -48,7 +50,7 @@ def line(label, values):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", choices=("fit", "copy", "first", "alternate"))
+    parser.add_argument("mode", choices=("fit", "copy", "first", "alternate", "after"))
     parser.add_argument("--label", default="", help="printed first on each line")
     parser.add_argument("--data", default="data/generated/rcv1like.train.svm")
     args = parser.parse_args()
@@ -64,6 +66,20 @@ def main():
     elif args.mode == "first":
         for which in ("first", "second"):
             print(line(f"{args.label} {which}", parts(*fitted(hogwild.HogwildClassifier, X, y))))
+    elif args.mode == "after":
+        from sklearn.linear_model import LogisticRegression, SGDClassifier
+        warnings.simplefilter("ignore")
+        fitted(hogwild.HogwildClassifier, X, y)  # the process's first fit
+        peers = {"nothing": None, "SGDClassifier(n_jobs=-1)": lambda: SGDClassifier(n_jobs=-1),
+                 "SGDClassifier()": SGDClassifier, "LogisticRegression()": LogisticRegression}
+        runs = {name: [] for name in peers}
+        for _ in range(4):
+            for name, make in peers.items():
+                if make is not None:
+                    make().fit(X, y)
+                runs[name].append(parts(*fitted(hogwild.HogwildClassifier, X, y)))
+        for name, values in runs.items():
+            print(line(f"{args.label} after {name}", [statistics.median(v) for v in zip(*values)]))
     else:
         from sklearn.linear_model import LogisticRegression, SGDClassifier
         warnings.simplefilter("ignore")

@@ -8,7 +8,8 @@ and Fashion-MNIST (60k images; pixels scaled to [0, 1]).
 Part 1, estimators as their users run them (defaults, every core where the estimator has a
 switch for it): HogwildClassifier(); SGDClassifier() (log loss; n_jobs=-1 runs its one-vs-rest
 classes in parallel); LogisticRegression() (lbfgs; liblinear's is slower on these). Each fit is
-timed on the wall clock, the contenders alternated, --reps rounds, median reported.
+timed on the wall clock, --reps rounds (6 or a multiple: round r fits the contenders in the r-th
+of their six orders, so each follows each other as often), median and range reported.
 
 Part 2, the Python path's overhead: hogwild.train(X, y, **options) against `hogwild train` with
 the same options on the files the arrays were read from, alternated. Python: the call's wall time
@@ -19,12 +20,13 @@ on both sides is training, evaluation after each epoch, and set-up.
 Part 3, where a default HogwildClassifier fit on the RCV1-like data spends its time, and the fit
 with one epoch.
 
-  /usr/bin/python3 bench/python_vs_sklearn.py --hogwild build/release/hogwild [--reps 3]
+  /usr/bin/python3 bench/python_vs_sklearn.py --hogwild build/release/hogwild [--reps 6]
 (with PYTHONPATH=build/release/python). Prints markdown tables. scikit-learn's users of the
 wheels have OpenBLAS: install libopenblas0-serial and prefix the command with
 LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-serial to run the peers as they do.
 """
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -81,8 +83,13 @@ def estimators(data, reps):
     }
     seconds = {name: [] for name in contenders}
     accuracy = {}
-    for _ in range(reps):
-        for name, make in contenders.items():
+    # Round r fits the contenders in the r-th of their orders, so that over six rounds each
+    # follows each of the others as often: a fit right after LogisticRegression's runs slower
+    # than one after another fit (docs/python.md), and a fixed order would charge that to one.
+    orders = list(itertools.permutations(contenders))
+    for round_ in range(reps):
+        for name in orders[round_ % len(orders)]:
+            make = contenders[name]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 s, model = timed(lambda: make().fit(X, y))
@@ -92,7 +99,8 @@ def estimators(data, reps):
     rows = []
     for name in contenders:
         median = statistics.median(seconds[name])
-        rows.append(f"| {name} | {median:.2f} | {median / base:.1f}x | "
+        rows.append(f"| {name} | {median:.2f} | {min(seconds[name]):.2f}-"
+                    f"{max(seconds[name]):.2f} | {median / base:.1f}x | "
                     f"{100 * accuracy[name]:.2f}% |")
     return rows
 
@@ -161,15 +169,16 @@ def breakdown(data, reps):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hogwild", default="build/release/hogwild", help="the CLI")
-    parser.add_argument("--reps", type=int, default=3, help="rounds, each contender once")
+    parser.add_argument("--reps", type=int, default=6,
+                        help="rounds, each contender once (6: every order once)")
     parser.add_argument("--data", default="data/generated", help="where generated data goes")
     a = parser.parse_args()
     os.makedirs(a.data, exist_ok=True)
     sparse, files = rcv1like(a.hogwild, a.data)
     dense = fashion()
     print(f"cores: {os.cpu_count()}, reps: {a.reps}\n")
-    print("| data | estimator | fit seconds (median) | vs hogwild | test accuracy |")
-    print("|---|---|---|---|---|")
+    print("| data | estimator | fit seconds (median) | range | vs hogwild | test accuracy |")
+    print("|---|---|---|---|---|---|")
     for name, data in (("RCV1-like", sparse), ("Fashion-MNIST", dense)):
         for row in estimators(data, a.reps):
             print(f"| {name} {row}")
