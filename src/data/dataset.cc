@@ -56,9 +56,9 @@ constexpr std::size_t kNonzerosPerPartSum = 16;
 
 // Each feature's sum of squared values, and the sum over all of them. The rows are cut into a
 // number of parts that depends on the data alone, each part's sums are made in an array of its
-// own in parallel (one pass over the values waits on memory: 8.9 ms on the RCV1-like rows, 4.4
-// in four parts on two cores), and the arrays are added in order: the same sums on any number
-// of threads.
+// own in parallel (the pass waits on memory: on the RCV1-like rows 8.5 ms on one thread, 4.5
+// on two, bench/bench_setup.cc), and the arrays are added in order: the same sums on any
+// number of threads.
 std::pair<std::vector<double>, double> feature_mass(const Dataset& data) {
   const std::size_t features = data.num_features, rows = data.rows();
   const std::size_t parts = std::clamp<std::size_t>(
