@@ -132,7 +132,9 @@ def _check_binary(y):
     """A binary model's labels take two values (the library checks too, but in storage order,
     where row numbers would not be the caller's)."""
     # Two linear passes: np.unique would sort the labels.
-    other = y != y[0] if y.size else y.astype(bool)
+    if y.size == 0:
+        return
+    other = y != y[0]
     if not other.any():
         return
     b = int(np.argmax(other))
