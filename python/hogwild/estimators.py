@@ -184,10 +184,17 @@ class HogwildClassifier(ClassifierMixin, _HogwildEstimator):
     def fit(self, X, y):
         """Trains on X (numpy array or scipy.sparse matrix) and class labels y."""
         X, y = self._validated(X, y)
-        check_classification_targets(y)
+        # scikit-learn's check of the targets looks at their distinct values and how many there
+        # are: on numbers it is made on the classes, saving it a sort of y; other labels (of
+        # mixed types, say) are checked before np.unique, which cannot sort them.
+        numeric = y.dtype.kind in "biuf"
+        if not numeric:
+            check_classification_targets(y)
         # np.unique's return_inverse sorts y stably, several times slower than searching the
         # sorted classes.
         self.classes_ = np.unique(y)
+        if numeric:
+            check_classification_targets(self.classes_)
         indices = np.searchsorted(self.classes_, y)
         if len(self.classes_) < 2:
             raise ValueError(f"y: expected two or more classes, found one class "
