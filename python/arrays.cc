@@ -12,6 +12,7 @@
 
 #include "hogwild/detail/huge_pages.h"
 #include "hogwild/error.h"
+#include "row_buffers.h"
 
 namespace hogwild_python {
 namespace {
@@ -133,6 +134,7 @@ hogwild::Dataset copy_sparse(const Array<std::uint64_t>& indptr, const Array<Ind
   }
   const std::size_t extra = intercept ? 1 : 0;
   hogwild::Dataset data;
+  take_row_buffers(data);
   data.num_features = features + extra;
   data.source = name;
   data.labels.resize(rows);

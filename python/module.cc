@@ -23,10 +23,13 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "arrays.h"
 #include "hogwild/hogwild.h"
+#include "row_buffers.h"
 #include "train_options.h"
 
 namespace py = pybind11;
@@ -204,6 +207,9 @@ py::tuple train_on(const hogwild_cli::TrainArgs& args, Data train, const std::op
       [&] { return hogwild::train(config, train, test_data, callbacks); }, control, lines);
   // A stopped run's model holds the parameters the workers stopped at.
   checkpoint.weights = report.weights;
+  if constexpr (std::is_same_v<Data, hogwild::Dataset>) {
+    hogwild_python::keep_row_buffers(std::move(train));
+  }
   return py::make_tuple(checkpoint, hogwild::to_json(report), conversion_seconds);
 }
 
@@ -323,12 +329,13 @@ void bind_model(py::module_& m) {
              const py::array& values, std::size_t features) {
             const std::size_t rows = indptr.size() > 0 ? indptr.size() - 1 : 0;
             // An intercept model's predict() appends the constant feature itself.
-            const auto data =
+            auto data =
                 sparse_data(indptr, indices, values, Array<float>(static_cast<py::ssize_t>(rows)),
                             features, false, "X");
             const py::gil_scoped_release release;
             auto p = hogwild::predict(c, data, false);
             const py::gil_scoped_acquire gil;
+            hogwild_python::keep_row_buffers(std::move(data));
             return prediction_dict(p, c);
           },
           py::arg("indptr"), py::arg("indices"), py::arg("values"), py::arg("features"),
@@ -441,6 +448,10 @@ void bind_training(py::module_& m) {
       py::arg("users"), py::arg("items"), py::arg("values"), py::arg("test"), py::arg("options"),
       py::arg("control"), py::arg("verbose"));
   m.def("option_names", &option_names, "The options of `hogwild train`, as --name.");
+  m.def("kept_row_bytes", &hogwild_python::kept_row_bytes,
+        "Bytes of row storage kept from the last run's copy of the rows for the next.");
+  m.def("release_row_buffers", &hogwild_python::release_row_buffers,
+        "Frees the kept row storage; returns how many bytes it held.");
   constexpr const char* kNorms =
       "(largest, mean) squared L2 norm of the rows of CSR arrays (the same sums every run).";
   m.def("squared_norms", &squared_norms<std::int32_t, double>, kNorms);

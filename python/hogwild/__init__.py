@@ -20,7 +20,7 @@ from ._hogwild import Control, DivergenceError
 from .model import Model, load
 
 __all__ = ["train", "load", "Model", "Control", "DivergenceError", "HogwildClassifier",
-           "HogwildRegressor", "options"]
+           "HogwildRegressor", "options", "kept_memory", "release_memory"]
 
 # Options of `hogwild train` that name files or control its output: in Python the data are
 # arguments, the model is returned (Model.save writes it) and so is the report. Training across
@@ -35,6 +35,19 @@ def options():
     """The keyword options `train` takes: those of `hogwild train` (see its --help)."""
     names = (name[2:].replace("-", "_") for name in _hogwild.option_names())
     return sorted(name for name in names if name not in _COMMAND_LINE_ONLY)
+
+
+def kept_memory():
+    """Bytes of storage kept from the last copy of sparse rows (training's or a prediction's)
+    for the next one to write into, rather than returned to the system: memory taken back from
+    the system costs page faults, many times more on virtual machines that hand idle free memory
+    back to their host (docs/python.md). At most 512 MiB is kept; `release_memory` frees it."""
+    return _hogwild.kept_row_bytes()
+
+
+def release_memory():
+    """Frees the storage `kept_memory` counts; returns how many bytes it held."""
+    return _hogwild.release_row_buffers()
 
 
 def _arguments(options):
