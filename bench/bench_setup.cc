@@ -7,6 +7,13 @@
 //                              made ready to write: 1, resize_on_huge_pages (pages faulted in
 //                              by madvise MADV_POPULATE_WRITE); 0, the same with a write to
 //                              each 4 KiB page instead, in parallel likewise
+//   fresh_buffer_after_idle/<s>  the same populated 32 MB buffer after <s> seconds (not timed)
+//                              with the memory returned to the system: on a virtual machine
+//                              that reports free pages to its host (virtio-balloon free page
+//                              reporting), memory idle for 2 s or more is given back to the
+//                              host, and taking it again costs the host's faults too
+//   evaluate_rows/<rows>       the training loss of a model on the first <rows> rows, as a run
+//                              evaluates its loss sample after each epoch, on 2 threads
 // Run: build/<preset>/bench/hogwild_bench_setup --benchmark_repetitions=5
 
 #include <benchmark/benchmark.h>
@@ -14,7 +21,9 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <chrono>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "hogwild/dataset.h"
@@ -41,6 +50,26 @@ void heavy_features(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.nnz()));
 }
 BENCHMARK(heavy_features)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The training loss of a model on the first `rows` RCV1-like rows: a run's evaluation of its
+// loss sample after each epoch.
+void evaluate_rows(benchmark::State& state) {
+  const auto& all = rcv1_like();
+  hogwild::Dataset data;
+  data.num_features = all.num_features;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(state.range(0)); ++i) {
+    data.append(all.row(i).indices, all.row(i).values, all.labels[i]);
+  }
+  std::vector<float> w(data.num_features);
+  for (std::size_t j = 0; j < w.size(); ++j) w[j] = static_cast<float>(j % 7) * 0.01f - 0.03f;
+  const auto labels = hogwild::label_values(hogwild::LossKind::kLogistic, data);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        hogwild::evaluate(hogwild::LossKind::kLogistic, w, 0.0, data, labels, 2).loss);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.nnz()));
+}
+BENCHMARK(evaluate_rows)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // A write to each 4 KiB page of v's storage from oneTBB's threads: every page a fault.
 void write_each_page(std::vector<std::uint32_t>& v, std::size_t n) {
@@ -70,6 +99,24 @@ void fresh_buffer(benchmark::State& state) {
       static_cast<std::int64_t>(state.iterations() * kElements * sizeof(std::uint32_t)));
 }
 BENCHMARK(fresh_buffer)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void fresh_buffer_after_idle(benchmark::State& state) {
+  constexpr std::size_t kElements = std::size_t{8} << 20;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::this_thread::sleep_for(std::chrono::seconds(state.range(0)));
+    state.ResumeTiming();
+    std::vector<std::uint32_t> v;
+    hogwild::detail::resize_on_huge_pages(v, kElements);
+    benchmark::DoNotOptimize(v.data());
+  }
+}
+BENCHMARK(fresh_buffer_after_idle)
+    ->Arg(0)
+    ->Arg(4)
+    ->Iterations(4)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 
