@@ -3,6 +3,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #ifdef __linux__
@@ -22,7 +23,7 @@ constexpr int MADV_POPULATE_WRITE = 23;
 
 // Faults in the pages of [begin, begin + bytes) writable, as a write to each would, but in
 // one call: a page fault per 4 KiB page took 12-14 us on a virtual machine measured against
-// about 1 us a page here (docs/benchmarks.md). False where the kernel does not offer it.
+// about 1 us a page here (docs/python.md). False where the kernel does not offer it.
 bool populate(char* begin, std::size_t bytes) {
 #ifdef __linux__
   const auto first = reinterpret_cast<std::uintptr_t>(begin) & ~(kPage - 1);
