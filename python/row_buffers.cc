@@ -8,12 +8,33 @@
 namespace hogwild_python {
 namespace {
 
-// The kept storage; training calls run in several Python threads at once.
-struct Kept {
-  std::mutex mutex;
+// The three arrays of a Dataset whose storage is kept.
+struct Storage {
   std::vector<std::uint64_t> row_offsets;
   std::vector<std::uint32_t> indices;
   std::vector<float> values;
+
+  std::size_t bytes() const {
+    return row_offsets.capacity() * sizeof(std::uint64_t) +
+           indices.capacity() * sizeof(std::uint32_t) + values.capacity() * sizeof(float);
+  }
+  void swap(hogwild::Dataset& data) {
+    row_offsets.swap(data.row_offsets);
+    indices.swap(data.indices);
+    values.swap(data.values);
+  }
+};
+
+// The kept storage; training calls run in several Python threads at once. Storage taken out
+// of it is freed outside the lock.
+struct Kept {
+  std::mutex mutex;
+  Storage storage;
+
+  Storage take() {
+    const std::lock_guard lock(mutex);
+    return std::exchange(storage, {});
+  }
 };
 
 Kept& kept() {
@@ -21,60 +42,33 @@ Kept& kept() {
   return k;
 }
 
-std::size_t bytes_of(const std::vector<std::uint64_t>& offsets,
-                     const std::vector<std::uint32_t>& indices, const std::vector<float>& values) {
-  return offsets.capacity() * sizeof(std::uint64_t) + indices.capacity() * sizeof(std::uint32_t) +
-         values.capacity() * sizeof(float);
-}
-
 }  // namespace
 
 void take_row_buffers(hogwild::Dataset& data) {
-  Kept& k = kept();
-  const std::lock_guard lock(k.mutex);
-  if (bytes_of(k.row_offsets, k.indices, k.values) == 0) return;
-  data.row_offsets = std::exchange(k.row_offsets, {});
-  data.indices = std::exchange(k.indices, {});
-  data.values = std::exchange(k.values, {});
+  Storage taken = kept().take();
+  if (taken.bytes() == 0) return;
+  taken.swap(data);
   data.row_offsets.clear();
   data.indices.clear();
   data.values.clear();
 }
 
 void keep_row_buffers(hogwild::Dataset&& data) {
-  const std::size_t bytes = bytes_of(data.row_offsets, data.indices, data.values);
-  if (bytes > kKeptRowBytesMax) return;
+  Storage given;
+  given.swap(data);
+  if (given.bytes() > kKeptRowBytesMax) return;
   Kept& k = kept();
-  std::vector<std::uint64_t> row_offsets;
-  std::vector<std::uint32_t> indices;
-  std::vector<float> values;
-  {
-    const std::lock_guard lock(k.mutex);
-    if (bytes <= bytes_of(k.row_offsets, k.indices, k.values)) return;
-    // The smaller storage kept before is freed outside the lock.
-    row_offsets = std::exchange(k.row_offsets, std::move(data.row_offsets));
-    indices = std::exchange(k.indices, std::move(data.indices));
-    values = std::exchange(k.values, std::move(data.values));
-  }
+  const std::lock_guard lock(k.mutex);
+  // The smaller of the two is freed, after the lock (declared before it).
+  if (given.bytes() > k.storage.bytes()) std::swap(given, k.storage);
 }
 
 std::size_t kept_row_bytes() {
   Kept& k = kept();
   const std::lock_guard lock(k.mutex);
-  return bytes_of(k.row_offsets, k.indices, k.values);
+  return k.storage.bytes();
 }
 
-std::size_t release_row_buffers() {
-  Kept& k = kept();
-  std::vector<std::uint64_t> row_offsets;
-  std::vector<std::uint32_t> indices;
-  std::vector<float> values;
-  const std::lock_guard lock(k.mutex);
-  const std::size_t bytes = bytes_of(k.row_offsets, k.indices, k.values);
-  row_offsets.swap(k.row_offsets);
-  indices.swap(k.indices);
-  values.swap(k.values);
-  return bytes;
-}
+std::size_t release_row_buffers() { return kept().take().bytes(); }
 
 }  // namespace hogwild_python
