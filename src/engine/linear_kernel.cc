@@ -1356,7 +1356,7 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   run.average = std::move(average);
   const auto loss_rows = detail::train_loss_rows(n, config.train_loss_sample, config.seed);
   if (!loss_rows.empty()) {
-    run.loss_sample.emplace(detail::subset(train_data, loss_rows));
+    arena.execute([&] { run.loss_sample.emplace(detail::subset(train_data, loss_rows)); });
     run.y_loss_sample = mapped_labels(*run.loss_sample, label_values, "training data");
   }
   const bool hot = config.replicate > 0 && config.hot_features > 0;

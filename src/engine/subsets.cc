@@ -1,24 +1,39 @@
 #include "engine/subsets.h"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <vector>
+
+#include "hogwild/detail/huge_pages.h"
 
 namespace hogwild::detail {
 
 Dataset subset(const Dataset& data, std::span<const std::size_t> rows) {
   Dataset out;
-  // One allocation each, rather than append's doublings, each of which copied the rows so far
-  // into fresh pages.
-  std::size_t nnz = 0;
-  for (const auto r : rows) nnz += data.row_offsets[r + 1] - data.row_offsets[r];
-  out.indices.reserve(nnz);
-  out.values.reserve(nnz);
-  out.row_offsets.reserve(rows.size() + 1);
-  out.labels.reserve(rows.size());
-  for (const auto r : rows) {
-    const auto row = data.row(r);
-    out.append(row.indices, row.values, data.labels[r]);
+  out.row_offsets.resize(rows.size() + 1);
+  out.labels.resize(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto r = rows[i];
+    out.row_offsets[i + 1] = out.row_offsets[i] + (data.row_offsets[r + 1] - data.row_offsets[r]);
+    out.labels[i] = data.labels[r];
   }
+  // One allocation each, its pages faulted in on every core at once, and the rows copied in
+  // parallel: the RCV1-like data's 10,000-row loss sample (6 MB) took 3.5-6 ms a run when
+  // appended a row at a time into pages faulted one by one.
+  const std::size_t nnz = out.row_offsets.back();
+  resize_on_huge_pages(out.indices, nnz);
+  resize_on_huge_pages(out.values, nnz);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rows.size(), 256), [&](const auto& range) {
+    for (std::size_t i = range.begin(); i < range.end(); ++i) {
+      const auto from = static_cast<std::ptrdiff_t>(data.row_offsets[rows[i]]);
+      const auto length = static_cast<std::ptrdiff_t>(out.row_offsets[i + 1] - out.row_offsets[i]);
+      const auto to = static_cast<std::ptrdiff_t>(out.row_offsets[i]);
+      std::copy_n(data.indices.begin() + from, length, out.indices.begin() + to);
+      std::copy_n(data.values.begin() + from, length, out.values.begin() + to);
+    }
+  });
   out.num_features = data.num_features;
   out.zero_based = data.zero_based;
   out.source = data.source;

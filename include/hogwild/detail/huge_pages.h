@@ -15,6 +15,11 @@ namespace hogwild::detail {
 /// most of the buffer's neighbours too.
 inline constexpr std::size_t kHugePagesMinBytes = std::size_t{4} << 20;
 
+/// Fresh storage of at least this many bytes is faulted in by touch_pages before it is
+/// written: one call per 2 MiB costs about a microsecond a 4 KiB page where a fault on first
+/// write cost 12-14 us on a virtual machine measured (docs/python.md).
+inline constexpr std::size_t kPopulateMinBytes = std::size_t{1} << 20;
+
 /// Reserves room for `n` elements in `v` (a vector or a string), asking the kernel to back new
 /// storage of at least kHugePagesMinBytes with transparent huge pages (madvise MADV_HUGEPAGE,
 /// Linux, where THP is set to "always" or "madvise"). Each 4 KiB page of fresh memory otherwise
@@ -46,17 +51,17 @@ void reserve_on_huge_pages(Container& v, std::size_t n) {
 void touch_pages(void* begin, std::size_t bytes);
 
 /// Resizes `v` (a vector or a string) to `n` elements (value-initialised) on storage from
-/// reserve_on_huge_pages. Where that storage is fresh and large, its pages are faulted in on
-/// every core first: the zero-fill of resize would take them all on one. After other work has
-/// returned memory to the system, the faults of a fresh 60 MB took most of the Python module's
-/// copy of the rows (docs/python.md).
+/// reserve_on_huge_pages. Where that storage is fresh and at least kPopulateMinBytes, its pages
+/// are faulted in on every core first: the zero-fill of resize would take them all on one. After
+/// other work has returned memory to the system, the faults of a fresh 60 MB took most of the
+/// Python module's copy of the rows (docs/python.md).
 template <class Container>
 void resize_on_huge_pages(Container& v, std::size_t n) {
   using T = typename Container::value_type;
   const std::size_t capacity = v.capacity();
   reserve_on_huge_pages(v, n);
   const std::size_t added = n > v.size() ? n - v.size() : 0;
-  if (v.capacity() != capacity && added * sizeof(T) >= kHugePagesMinBytes) {
+  if (v.capacity() != capacity && added * sizeof(T) >= kPopulateMinBytes) {
     touch_pages(v.data() + v.size(), added * sizeof(T));
   }
   v.resize(n);
