@@ -61,6 +61,26 @@ _FASHION_MNIST_SQUARED_NORM = 162.0
 _TRAIN_LOSS_SAMPLE = 10000
 
 
+def _classes_of(y):
+    """The sorted distinct labels of y, and each label's place among them.
+
+    Numeric labels are a few classes spread through y: the classes of its first 1,024 labels,
+    once every label is found among them, are the classes, without np.unique's sort of all of
+    y (1.8 ms on 100k labels). np.unique's return_inverse sorts y stably, several times slower
+    than searching the sorted classes.
+    """
+    if y.dtype.kind in "biuf" and y.size:
+        classes = np.unique(y[:_CLASSES_PREFIX])
+        indices = np.searchsorted(classes, y)
+        if np.array_equal(classes[np.minimum(indices, len(classes) - 1)], y):
+            return classes, indices
+    classes = np.unique(y)
+    return classes, np.searchsorted(classes, y)
+
+
+_CLASSES_PREFIX = 1024
+
+
 class _HogwildEstimator(BaseEstimator):
     """What the classifier and the regressor share: options, inputs, the fitted model."""
 
@@ -190,12 +210,9 @@ class HogwildClassifier(ClassifierMixin, _HogwildEstimator):
         numeric = y.dtype.kind in "biuf"
         if not numeric:
             check_classification_targets(y)
-        # np.unique's return_inverse sorts y stably, several times slower than searching the
-        # sorted classes.
-        self.classes_ = np.unique(y)
+        self.classes_, indices = _classes_of(y)
         if numeric:
             check_classification_targets(self.classes_)
-        indices = np.searchsorted(self.classes_, y)
         if len(self.classes_) < 2:
             raise ValueError(f"y: expected two or more classes, found one class "
                              f"({self.classes_[0]!r})")

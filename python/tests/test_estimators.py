@@ -107,3 +107,35 @@ def test_sparse_rows_with_a_non_finite_value_are_refused_in_fit_and_predict(make
         make(epochs=1, threads=1).fit(broken, y)
     with pytest.raises(ValueError, match=r"X: row 7: expected a finite value"):
         fitted.predict(broken)
+
+
+@pytest.mark.parametrize("y", [
+    np.repeat([3.0, 1.0, 2.0], 1000),  # the third class first met beyond the first 1,024 labels
+    np.random.default_rng(1).choice([-1.0, 1.0], 5000),
+    np.random.default_rng(2).integers(0, 10, 3000),
+    np.random.default_rng(3).random(2000) < 0.3,
+    np.array([7]),
+    np.array(["b", "a", "c", "a"], dtype=object),
+])
+def test_classes_and_their_indices_are_those_of_np_unique(y):
+    from hogwild.estimators import _classes_of
+    classes, indices = _classes_of(y)
+    expected = np.unique(y)
+    np.testing.assert_array_equal(classes, expected)
+    np.testing.assert_array_equal(indices, np.searchsorted(expected, y))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_squared_row_norms_are_the_rows_sums_in_index_order(dtype):
+    import scipy.sparse as sp
+    from hogwild.estimators import _squared_norms
+    rng = np.random.default_rng(4)
+    # Rows of 0 to 60 nonzeros, so that groups of rows have unequal lengths; 4,099 rows: a
+    # group left over at the end.
+    X = sp.random(4099, 500, density=0.06, format="csr", random_state=rng, dtype=dtype)
+    X.data = (X.data * 10).astype(dtype)
+    norms = [sum(float(v) * float(v) for v in X.data[X.indptr[i]:X.indptr[i + 1]])
+             for i in range(X.shape[0])]
+    largest, mean = _squared_norms(X)
+    assert largest == max(norms)
+    assert mean == pytest.approx(sum(norms) / len(norms), rel=1e-12)
