@@ -134,11 +134,12 @@ hogwild::Dataset copy_sparse(const Array<std::uint64_t>& indptr, const Array<Ind
   }
   const std::size_t extra = intercept ? 1 : 0;
   hogwild::Dataset data;
-  take_row_buffers(data);
+  take_row_buffers(data, indices.size() + rows * extra);
   data.num_features = features + extra;
   data.source = name;
   data.labels.resize(rows);
   data.row_offsets.resize(rows + 1);
+  data.row_offsets[0] = 0;  // kept storage holds another copy's offsets
   // stored[i]: where row i as given is stored.
   std::vector<std::size_t> stored(order.empty() ? 0 : rows);
   for (std::size_t at = 0; at < order.size(); ++at) stored[order[at]] = at;

@@ -438,8 +438,10 @@ void bind_training(py::module_& m) {
                                   t[2].cast<py::array>(), t[3].cast<Array<float>>(), features,
                                   intercept, "X_test");
         }
-        return train_on(args, std::move(train), test_data, control, verbose, seconds_since(start),
-                        intercept);
+        auto result = train_on(args, std::move(train), test_data, control, verbose,
+                               seconds_since(start), intercept);
+        if (test_data) hogwild_python::keep_row_buffers(std::move(*test_data));
+        return result;
       },
       py::arg("indptr"), py::arg("indices"), py::arg("values"), py::arg("labels"),
       py::arg("features"), py::arg("intercept"), py::arg("test"), py::arg("options"),

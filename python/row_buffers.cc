@@ -1,5 +1,6 @@
 #include "row_buffers.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <utility>
@@ -25,15 +26,16 @@ struct Storage {
   }
 };
 
-// The kept storage; training calls run in several Python threads at once. Storage taken out
-// of it is freed outside the lock.
+// The kept storage, largest first; training calls run in several Python threads at once.
+// Storage taken out of it or dropped is freed outside the lock.
 struct Kept {
   std::mutex mutex;
-  Storage storage;
+  std::vector<Storage> copies;
 
-  Storage take() {
-    const std::lock_guard lock(mutex);
-    return std::exchange(storage, {});
+  std::size_t bytes() const {
+    std::size_t total = 0;
+    for (const auto& copy : copies) total += copy.bytes();
+    return total;
   }
 };
 
@@ -44,31 +46,57 @@ Kept& kept() {
 
 }  // namespace
 
-void take_row_buffers(hogwild::Dataset& data) {
-  Storage taken = kept().take();
-  if (taken.bytes() == 0) return;
+void take_row_buffers(hogwild::Dataset& data, std::size_t nnz) {
+  Storage taken;
+  {
+    Kept& k = kept();
+    const std::lock_guard lock(k.mutex);
+    // Largest first: the last that holds nnz is the smallest that does. A copy of less than
+    // half a storage's nonzeros leaves it to the copy it was made for: a prediction on a few
+    // rows would otherwise shrink a training copy's arrays, and the next training copy would
+    // zero-fill them again as it grows them back.
+    auto fits = k.copies.end();
+    for (auto at = k.copies.begin(); at != k.copies.end(); ++at) {
+      const std::size_t room = std::min(at->indices.capacity(), at->values.capacity());
+      if (room >= nnz && 2 * nnz >= room) fits = at;
+    }
+    if (fits == k.copies.end()) return;
+    taken = std::move(*fits);
+    k.copies.erase(fits);
+  }
   taken.swap(data);
-  data.row_offsets.clear();
-  data.indices.clear();
-  data.values.clear();
 }
 
 void keep_row_buffers(hogwild::Dataset&& data) {
+  std::vector<Storage> dropped;
   Storage given;
   given.swap(data);
-  if (given.bytes() > kKeptRowBytesMax) return;
+  if (given.bytes() == 0 || given.bytes() > kKeptRowBytesMax) return;
   Kept& k = kept();
   const std::lock_guard lock(k.mutex);
-  // The smaller of the two is freed, after the lock (declared before it).
-  if (given.bytes() > k.storage.bytes()) std::swap(given, k.storage);
+  const auto at = std::find_if(k.copies.begin(), k.copies.end(),
+                               [&](const Storage& s) { return s.bytes() < given.bytes(); });
+  k.copies.insert(at, std::move(given));
+  while (k.copies.size() > kKeptRowCopiesMax || k.bytes() > kKeptRowBytesMax) {
+    dropped.push_back(std::move(k.copies.back()));
+    k.copies.pop_back();
+  }
 }
 
 std::size_t kept_row_bytes() {
   Kept& k = kept();
   const std::lock_guard lock(k.mutex);
-  return k.storage.bytes();
+  return k.bytes();
 }
 
-std::size_t release_row_buffers() { return kept().take().bytes(); }
+std::size_t release_row_buffers() {
+  std::vector<Storage> dropped;
+  Kept& k = kept();
+  const std::lock_guard lock(k.mutex);
+  dropped.swap(k.copies);
+  std::size_t total = 0;
+  for (const auto& copy : dropped) total += copy.bytes();
+  return total;
+}
 
 }  // namespace hogwild_python

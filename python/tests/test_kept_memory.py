@@ -17,7 +17,7 @@ def _rows(rows, seed):
 _SERIAL = dict(policy="serial", threads=1, epochs=3, step=0.2, seed=3)
 
 
-def test_a_sparse_run_keeps_its_copy_of_the_rows_until_released():
+def test_sparse_runs_keep_their_copies_of_the_rows_until_released():
     hogwild.release_memory()
     X, y = _rows(2000, 1)
     hogwild.train(X, y, **_SERIAL)
@@ -25,11 +25,21 @@ def test_a_sparse_run_keeps_its_copy_of_the_rows_until_released():
     least = 8 * (X.shape[0] + 1) + 8 * X.nnz
     kept = hogwild.kept_memory()
     assert kept >= least
-    # A smaller copy neither replaces nor adds to what is kept.
+    # A smaller copy keeps its own storage beside the first (as a prediction's would) ...
     small, y_small = _rows(100, 2)
     hogwild.train(small, y_small, **_SERIAL)
-    assert hogwild.kept_memory() == kept
-    assert hogwild.release_memory() == kept
+    both = hogwild.kept_memory()
+    assert both > kept
+    # ... which the next copy of its size takes and gives back: nothing is added.
+    hogwild.train(small, y_small, **_SERIAL)
+    assert hogwild.kept_memory() == both
+    # A copy that fits in neither is kept in place of the smallest: two copies at most.
+    larger, y_larger = _rows(3000, 3)
+    hogwild.train(larger, y_larger, **_SERIAL)
+    assert hogwild.kept_memory() > kept + 8 * (larger.shape[0] + 1) + 8 * larger.nnz - 1
+    assert hogwild.kept_memory() < both + 8 * (larger.shape[0] + 1) + 8 * larger.nnz
+    total = hogwild.kept_memory()
+    assert hogwild.release_memory() == total
     assert hogwild.kept_memory() == 0
     assert hogwild.release_memory() == 0
 
