@@ -38,10 +38,11 @@ def options():
 
 
 def kept_memory():
-    """Bytes of storage kept from the last copy of sparse rows (training's or a prediction's)
-    for the next one to write into, rather than returned to the system: memory taken back from
-    the system costs page faults, many times more on virtual machines that hand idle free memory
-    back to their host (docs/python.md). At most 512 MiB is kept; `release_memory` frees it."""
+    """Bytes of storage kept from the last two copies of sparse rows (a training copy's and a
+    prediction's or test set's) for the next ones to write into, rather than returned to the
+    system: memory taken back from the system costs page faults, many times more on virtual
+    machines that hand idle free memory back to their host (docs/python.md). At most 512 MiB is
+    kept in all; `release_memory` frees it."""
     return _hogwild.kept_row_bytes()
 
 
