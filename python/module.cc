@@ -12,8 +12,6 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_reduce.h>
 
-#include <algorithm>
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -253,35 +251,6 @@ void translate_errors(py::module_& m) {
   });
 }
 
-// Rows whose squared norms are summed at once: each in its own index order, as independent
-// chains of double additions that the core overlaps (one chain at a time took 2 ms on the
-// RCV1-like rows' 7.5M values, waiting on each addition).
-constexpr std::size_t kNormRows = 4;
-
-// The squared norms of rows [first, last) (at most kNormRows of them; the rest are 0).
-template <class I, class V>
-std::array<double, kNormRows> row_squares(const I* offsets, const V* v, std::size_t first,
-                                          std::size_t last) {
-  std::array<double, kNormRows> sums{};
-  std::size_t common = SIZE_MAX;
-  for (std::size_t i = first; i < last; ++i) {
-    common = std::min<std::size_t>(common, offsets[i + 1] - offsets[i]);
-  }
-  if (last - first < kNormRows) common = 0;
-  for (std::size_t k = 0; k < common; ++k) {
-    for (std::size_t r = 0; r < kNormRows; ++r) {
-      const double x = v[offsets[first + r] + k];
-      sums[r] += x * x;
-    }
-  }
-  for (std::size_t i = first; i < last; ++i) {
-    for (auto k = offsets[i] + common; k < offsets[i + 1]; ++k) {
-      sums[i - first] += double{v[k]} * double{v[k]};
-    }
-  }
-  return sums;
-}
-
 // The largest and the mean squared L2 norm of CSR rows (indptr of I, values of V), in one
 // parallel pass over the values as they are (no converted copy), summed in the same order every
 // run so that a default step made from them is reproducible.
@@ -301,13 +270,11 @@ py::tuple squared_norms(const py::array_t<I, py::array::c_style>& indptr,
   const Sums sums = tbb::parallel_deterministic_reduce(
       tbb::blocked_range<std::size_t>(0, rows, 4096), Sums{},
       [&](const auto& range, Sums acc) {
-        for (std::size_t i = range.begin(); i < range.end(); i += kNormRows) {
-          const std::size_t last = std::min(range.end(), i + kNormRows);
-          const auto sums = row_squares<I, V>(offsets, v, i, last);
-          for (std::size_t r = 0; r < last - i; ++r) {
-            acc.max = std::max(acc.max, sums[r]);
-            acc.total += sums[r];
-          }
+        for (std::size_t i = range.begin(); i < range.end(); ++i) {
+          double sum = 0;
+          for (auto k = offsets[i]; k < offsets[i + 1]; ++k) sum += double{v[k]} * double{v[k]};
+          acc.max = std::max(acc.max, sum);
+          acc.total += sum;
         }
         return acc;
       },

@@ -52,13 +52,15 @@ def test_dense_rows_keep_nothing():
 
 
 def test_runs_and_predictions_on_kept_storage_are_those_on_fresh_storage():
-    large, y_large = _rows(3000, 4)
+    # Larger, yet less than twice as large: the copy of X takes its storage.
+    large, y_large = _rows(1500, 4)
     X, y = _rows(1000, 5)
     X_test, _ = _rows(500, 6)
     hogwild.release_memory()
     fresh, fresh_report = hogwild.train(X, y, intercept=True, **_SERIAL)
     fresh_scores = fresh.predict_proba(X_test)
     # The kept storage is larger than these rows and holds another run's values.
+    hogwild.release_memory()
     hogwild.train(large, y_large, **_SERIAL)
     assert hogwild.kept_memory() > 0
     kept, kept_report = hogwild.train(X, y, intercept=True, **_SERIAL)
