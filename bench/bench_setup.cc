@@ -14,6 +14,9 @@
 //                              host, and taking it again costs the host's faults too
 //   evaluate_rows/<rows>       the training loss of a model on the first <rows> rows, as a run
 //                              evaluates its loss sample after each epoch, on 2 threads
+//   describe_rows              the data set's summary (describe: its label counts among it)
+//   binary_labels              the two label values of a binary linear model (label_values),
+//                              as a run and its checkpoint find them
 // Run: build/<preset>/bench/hogwild_bench_setup --benchmark_repetitions=5
 
 #include <benchmark/benchmark.h>
@@ -70,6 +73,22 @@ void evaluate_rows(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.nnz()));
 }
 BENCHMARK(evaluate_rows)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void describe_rows(benchmark::State& state) {
+  const auto& data = rcv1_like();
+  for (auto _ : state) benchmark::DoNotOptimize(hogwild::describe(data).label_counts.size());
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.rows()));
+}
+BENCHMARK(describe_rows)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void binary_labels(benchmark::State& state) {
+  const auto& data = rcv1_like();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(hogwild::label_values(hogwild::LossKind::kLogistic, data).size());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.rows()));
+}
+BENCHMARK(binary_labels)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // A write to each 4 KiB page of v's storage from oneTBB's threads: every page a fault.
 void write_each_page(std::vector<std::uint32_t>& v, std::size_t n) {
