@@ -145,7 +145,7 @@ def breakdown(data, reps):
         clf = hogwild.HogwildClassifier()
         start = time.perf_counter()
         X2, y2 = clf._validated(X, y)  # as HogwildClassifier.fit checks and numbers the classes
-        labels = np.searchsorted(np.unique(y2), y2)
+        _, labels = estimators._classes_of(y2)
         validated = time.perf_counter()
         step = estimators._default_step(X2, "logistic", None, True)
         stepped = time.perf_counter()
