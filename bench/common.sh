@@ -36,3 +36,16 @@ median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # report_field REPORT EXPR: prints the Python expression EXPR of the JSON report REPORT, read
 # into `r`; e.g. report_field run.json "r['final']['train_loss']".
 report_field() { /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# install_missing PACKAGE...: installs with apt-get those of the Debian packages not installed
+# (the peers a benchmark runs: liblinear-tools, fasttext, python3-sklearn ...).
+install_missing() {
+  local missing=() pkg
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  ((${#missing[@]})) || return 0
+  echo "installing ${missing[*]}" >&2
+  apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+}

@@ -30,15 +30,7 @@ seed=${SEED:-1}
 sk_alphas=${SKLEARN_ALPHA:-"0.0001 0.00001"}
 py=/usr/bin/python3  # Debian's interpreter, where python3-sklearn lives
 
-missing=()
-for pkg in liblinear-tools python3-sklearn; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-  echo "installing ${missing[*]}" >&2
-  apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
-fi
+install_missing liblinear-tools python3-sklearn
 
 data=$(bench_data "$rows" "$features" "$nnz" "$zipf")
 
@@ -50,22 +42,6 @@ configs=("serial 1")
 for t in $threads_list; do
   for p in racy atomic striped locked; do configs+=("$p $t"); done
 done
-
-cat >"$tmp/sklearn_run.py" <<'EOF'
-import json, sys, time, warnings
-warnings.filterwarnings("ignore")
-from sklearn.datasets import load_svmlight_files
-from sklearn.linear_model import SGDClassifier
-train, test, epochs, seed, alpha, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
-t0 = time.perf_counter()
-x_train, y_train, x_test, y_test = load_svmlight_files([train, test])  # float64, what SGDClassifier fits on
-t1 = time.perf_counter()
-clf = SGDClassifier(loss="log_loss", max_iter=epochs, tol=None, alpha=alpha, random_state=seed)
-clf.fit(x_train, y_train)
-t2 = time.perf_counter()
-acc = clf.score(x_test, y_test)
-json.dump({"load_seconds": t1 - t0, "train_seconds": t2 - t1, "test_accuracy": acc}, open(out, "w"))
-EOF
 
 for ((r = 1; r <= reps; r++)); do
   echo "round $r of $reps" >&2
@@ -85,7 +61,7 @@ for ((r = 1; r <= reps; r++)); do
 
   for a in $sk_alphas; do
     t0=$(now)
-    "$py" "$tmp/sklearn_run.py" "$data.train.svm" "$data.test.svm" "$epochs" "$seed" "$a" "$tmp/sklearn-$a-$r.json"
+    "$py" bench/sklearn_sgd.py "$data.train.svm" "$data.test.svm" "$epochs" "$seed" "$a" "$tmp/sklearn-$a-$r.json"
     echo "$(now) $t0" | awk '{print $1 - $2}' >"$tmp/sklearn-$a-$r.wall"
   done
 done
