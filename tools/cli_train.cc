@@ -356,9 +356,8 @@ std::string describe(Plan& p, const hogwild::Ratings& train, const hogwild::Rati
 // What the replicas line says: samples between merges, and the heavy features merged as the
 // workers' mean change.
 std::string replicas_text(const TrainArgs& a, const hogwild::Dataset& train) {
-  const int merge_every = hogwild::resolved_replicate(a.config, train);
+  const auto [merge_every, hot] = hogwild::resolved_replicas(a.config, train);
   if (merge_every == 0) return "off";
-  const std::size_t hot = a.config.hot_features;
   std::string text =
       fmt::format("merged every {} samples{}{}", merge_every,
                   a.config.replicate == hogwild::TrainConfig::kReplicateAuto ? " (auto)" : "",

@@ -373,9 +373,10 @@ const TrainOption kTable[] = {
    [](A& a, TC& c) { if (!a.pause.empty()) c.speed.parse_pause(a.pause); }},
   {"--replicate", "replicate", 0, "per-worker model replicas against cache-line contention: "
    "each worker trains a private copy and adds its changes to the shared model every M samples; "
-   "off, auto or M. auto, linear models: with 2 to 17 threads, single-sample updates and a model "
-   "of up to 1M weights, M = 2048 / (threads - 1), so others' updates reach a worker within "
-   "~2048 updates; softmax on IDX data and mlp: with 2 or more threads, fixed minibatches and no "
+   "off, auto or M. auto, linear models: with 2 to 17 threads and single-sample updates, "
+   "M = 2048 / (threads - 1), so others' updates reach a worker within ~2048 updates, for a "
+   "model of up to 1M weights, or for a wider one (f32 values) the 4096 hottest features as "
+   "--hot-features when they hold a quarter of the nonzeros or more (CTR-like data); softmax on IDX data and mlp: with 2 or more threads, fixed minibatches and no "
    "delay or simulation, M = 256 (64 with adam or rmsprop), each worker with its own optimiser "
    "state; not for mf or softmax on LIBSVM data, whose updates touch a few rows",
    arg<&A::replicate>,

@@ -176,8 +176,18 @@ struct TrainConfig {
   /// 16-core Xeon, 16 workers merging every 128 samples ran 3.2x as fast as sharing at the
   /// same test accuracy (docs/benchmarks.md, table f).
   static constexpr int kAutoMinMergeEvery = 128;
-  /// Largest model (floats) that `auto` replicates: a merge scans the whole replica.
+  /// Largest model (floats) that `auto` replicates whole: a merge scans the whole replica.
   static constexpr std::size_t kAutoReplicateMaxFloats = std::size_t{1} << 20;
+  /// A wider model's replicas under `auto` hold its this many hottest features (as
+  /// --hot-features) ... On 1M CTR-like rows (4M hashed features) 1,024 to 4,096 hot features
+  /// merged every 512-2,048 samples ran 1.7-2x as fast as sharing every weight, 256 left the
+  /// contention and 65,536 spent the time merging (docs/benchmarks.md).
+  static constexpr std::size_t kAutoHotFeatures = 4096;
+  /// ... when they hold at least this share of the training nonzeros, where workers collide:
+  /// 2 threads on 4M features ran 4.3x as fast as sharing on CTR-like rows (share 0.77) and
+  /// 2.1x on Zipf(1) features (0.50), but 0.99x at 0.12, 0.96x at 0.03 and 0.89x on uniform
+  /// features (0.003), which pay for the hot layout's copy of the rows and gain nothing.
+  static constexpr double kAutoHotMinShare = 0.25;
   /// A feature carrying more than this share of the data's squared mass (heavy_features) is
   /// merged as the workers' mean change of its weight, not their sum. Each worker moves such a
   /// feature (in almost every row, with much of each row's norm: a constant feature for an
@@ -227,10 +237,10 @@ struct TrainConfig {
   bool averages_epochs() const;
   /// Samples between replica merges for a linear model of `dim` weights, 0 when the run does
   /// not replicate. `auto` replicates with 2 or more real workers, no delay, single-sample
-  /// updates, no speed model, and a model of at most kAutoReplicateMaxFloats weights, merging
-  /// every kAutoStalenessBudget / (workers - 1) samples when that is at least
-  /// kAutoMinMergeEvery (2048 with 2 workers, 1024 with 3, 682 with 4, 136 with 16; off beyond
-  /// 17).
+  /// updates, no speed model, and a model (or --hot-features) of at most
+  /// kAutoReplicateMaxFloats weights, merging every kAutoStalenessBudget / (workers - 1)
+  /// samples when that is at least kAutoMinMergeEvery (2048 with 2 workers, 1024 with 3, 682
+  /// with 4, 136 with 16; off beyond 17). Wider models: the data decide (resolved_replicas).
   int resolved_replicate(std::size_t dim) const;
   /// Samples between replica merges for softmax or mlp, 0 when the run does not replicate:
   /// only models whose every update writes all parameters (`dense_updates`: softmax on IDX
@@ -240,8 +250,19 @@ struct TrainConfig {
   int resolved_model_replicate(bool dense_updates) const;
 };
 
-/// TrainConfig::resolved_replicate for a linear model trained on `data` (its dimension).
-int resolved_replicate(const TrainConfig& config, const Dataset& data);
+/// The replicas a linear model's run trains with.
+struct ReplicaPlan {
+  int merge_every = 0;           ///< samples between merges; 0 = no replicas
+  std::size_t hot_features = 0;  ///< the features the replicas hold, the hottest; 0 = all
+};
+
+/// The replicas of a linear model trained on `data`: TrainConfig::resolved_replicate for its
+/// dimension and the given --hot-features, except that `auto` gives a model wider than
+/// kAutoReplicateMaxFloats, with float data, replicas of its kAutoHotFeatures hottest features
+/// when they hold at least kAutoHotMinShare of the nonzeros. `counts` are the data's
+/// feature_counts when the caller has them (computed here when needed and not given).
+ReplicaPlan resolved_replicas(const TrainConfig& config, const Dataset& data,
+                              std::span<const std::uint32_t> counts = {});
 
 /// Evaluation of a model on one dataset; absent values do not apply to the model.
 struct Evaluation {

@@ -1320,7 +1320,19 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   const std::size_t dim = std::max<std::size_t>(1, train_data.num_features);
   Report report;
   report.config = raw.resolved();
-  report.config.replicate = resolved_replicate(raw, train_data);
+  // Not with several processes: their exchange merges the stores place by place, and each
+  // process would number the features of its part of the data its own way.
+  const bool renumber =
+      report.config.frequency_order && dim > TrainConfig::kFrequencyOrderMinFeatures &&
+      report.config.data_precision == DataPrecision::kF32 && callbacks.exchange == nullptr;
+  std::vector<std::uint32_t> counts;
+  if (*report.config.l2 > 0 || report.config.hot_features > 0 || renumber ||
+      dim > TrainConfig::kAutoReplicateMaxFloats) {  // where auto's replicas look at the counts
+    counts = feature_counts(train_data);
+  }
+  const ReplicaPlan replicas = resolved_replicas(raw, train_data, counts);
+  report.config.replicate = replicas.merge_every;
+  report.config.hot_features = replicas.hot_features;
   const TrainConfig& config = report.config;
   const LossKind loss = std::get<LinearModel>(config.model).loss;
   report.data = {
@@ -1372,13 +1384,6 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
     run.y_loss_sample = mapped_labels(*run.loss_sample, label_values, "training data");
   }
   const bool hot = config.replicate > 0 && config.hot_features > 0;
-  // Not with several processes: their exchange merges the stores place by place, and each
-  // process would number the features of its part of the data its own way.
-  const bool renumber = config.frequency_order && dim > TrainConfig::kFrequencyOrderMinFeatures &&
-                        config.data_precision == DataPrecision::kF32 &&
-                        callbacks.exchange == nullptr;
-  std::vector<std::uint32_t> counts;
-  if (*config.l2 > 0 || config.hot_features > 0 || renumber) counts = feature_counts(train_data);
   if (renumber) {
     run.numbers = detail::frequency_numbers(counts);
     renumber_weights(run);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <numeric>
 #include <thread>
 
 #include "engine/minibatch.h"
@@ -379,8 +381,39 @@ int TrainConfig::resolved_replicate(std::size_t dim) const {
   return replicas_apply(*this) ? replicate : 0;
 }
 
-int resolved_replicate(const TrainConfig& config, const Dataset& data) {
-  return config.resolved_replicate(std::max<std::size_t>(1, data.num_features));
+namespace {
+
+// The share of the nonzeros that the `hot` features the most rows hold hold together.
+double hottest_share(std::span<const std::uint32_t> counts, std::size_t hot) {
+  std::vector<std::uint32_t> sorted(counts.begin(), counts.end());
+  const auto end = sorted.begin() + static_cast<std::ptrdiff_t>(std::min(hot, sorted.size()));
+  std::nth_element(sorted.begin(), end, sorted.end(), std::greater<>());
+  const auto sum = [](auto first, auto last) {
+    return std::accumulate(first, last, std::uint64_t{0});
+  };
+  const std::uint64_t all = sum(sorted.begin(), sorted.end());
+  return all == 0 ? 0.0 : static_cast<double>(sum(sorted.begin(), end)) / static_cast<double>(all);
+}
+
+}  // namespace
+
+ReplicaPlan resolved_replicas(const TrainConfig& config, const Dataset& data,
+                              std::span<const std::uint32_t> counts) {
+  const std::size_t dim = std::max<std::size_t>(1, data.num_features);
+  const ReplicaPlan given{config.resolved_replicate(dim), config.hot_features};
+  if (config.replicate != TrainConfig::kReplicateAuto || config.hot_features > 0 ||
+      dim <= TrainConfig::kAutoReplicateMaxFloats ||
+      config.data_precision != DataPrecision::kF32) {  // the hot layout keeps float values
+    return given;
+  }
+  TrainConfig hot = config;
+  hot.hot_features = TrainConfig::kAutoHotFeatures;
+  const int merge_every = hot.resolved_replicate(dim);
+  if (merge_every == 0) return given;
+  std::vector<std::uint32_t> computed;
+  if (counts.empty()) counts = computed = feature_counts(data);
+  if (hottest_share(counts, hot.hot_features) < TrainConfig::kAutoHotMinShare) return given;
+  return {merge_every, hot.hot_features};
 }
 
 }  // namespace hogwild
