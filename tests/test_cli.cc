@@ -183,6 +183,32 @@ TEST_CASE("a constant feature merges as the workers' mean change, and the replic
   CHECK(!nlohmann::json::parse(slurp(path("plain.json"))).contains("mean_merged_features"));
 }
 
+TEST_CASE("the replicas line says what auto found in a wide model's hottest features") {
+  // 2000 rows of 2M features: feature 1 + r % 8 and `cold` features of the row's own.
+  const auto wide = [](const char* name, int cold) {
+    std::ofstream out(path(name));
+    for (int r = 0; r < 2000; ++r) {
+      out << (r % 2 ? "+1" : "-1") << " " << 1 + r % 8 << ":1";
+      for (int k = 0; k < cold; ++k) out << " " << 2'000'000 + r * cold + k << ":1";
+      out << "\n";
+    }
+  };
+  // 3 cold features a row: the 4096 hottest (the 8, 4088 cold) hold 6088 of 8000 nonzeros.
+  wide("hot.svm", 3);
+  const auto hot = run("train --train " + path("hot.svm") + " --threads 2 --epochs 1");
+  INFO(hot.err);
+  REQUIRE(hot.code == 0);
+  CHECK(hot.out.find("replicas: merged every 2048 samples (auto), the 4096 hottest features only "
+                     "(76.1% of the nonzeros)") != std::string::npos);
+  // 20: 6088 of 42000.
+  wide("cold.svm", 20);
+  const auto cold = run("train --train " + path("cold.svm") + " --threads 2 --epochs 1");
+  INFO(cold.err);
+  REQUIRE(cold.code == 0);
+  CHECK(cold.out.find("replicas: off (auto: the 4096 hottest features hold 14.5% of the "
+                      "nonzeros, under 25%)") != std::string::npos);
+}
+
 TEST_CASE("bad usage and bad data exit 2 with one clear line") {
   generate();
   struct Case {

@@ -403,9 +403,11 @@ TEST_CASE("--replicate auto: a model wider than 1M weights replicates its hot fe
     const ReplicaPlan plan = resolved_replicas(c, quarter, counts);
     CHECK(plan.merge_every == 2048);
     CHECK(plan.hot_features == TrainConfig::kAutoHotFeatures);
+    CHECK(plan.hot_share.value() == 0.25);
   }
   // A fifth: the workers seldom meet on a weight, so every weight stays shared.
   CHECK(resolved_replicas(c, fifth).merge_every == 0);
+  CHECK(resolved_replicas(c, fifth).hot_share.value() == 0.2);
   // What the dimension alone decides stays: one worker, a delay, narrow data, other precisions.
   c.threads = 1;
   CHECK(resolved_replicas(c, quarter).merge_every == 0);
@@ -419,6 +421,7 @@ TEST_CASE("--replicate auto: a model wider than 1M weights replicates its hot fe
   c.data_precision = DataPrecision::kF32;
   const auto narrow = zipf_problem(2000);
   CHECK(resolved_replicas(c, narrow.train).hot_features == 0);  // whole replicas
+  CHECK(!resolved_replicas(c, narrow.train).hot_share);
   // Given options are kept.
   c.replicate = 0;
   CHECK(resolved_replicas(c, quarter).merge_every == 0);
@@ -429,6 +432,7 @@ TEST_CASE("--replicate auto: a model wider than 1M weights replicates its hot fe
   c.hot_features = 100;
   CHECK(resolved_replicas(c, fifth).merge_every == 682);
   CHECK(resolved_replicas(c, fifth).hot_features == 100);
+  CHECK(!resolved_replicas(c, fifth).hot_share);
 }
 
 TEST_CASE("--replicate auto: a run on wide rows with hot features trains on hot replicas") {

@@ -353,15 +353,22 @@ std::string describe(Plan& p, const hogwild::Ratings& train, const hogwild::Rati
                      train.num_items, test ? fmt::format("; test: {} ratings", test->size()) : "");
 }
 
-// What the replicas line says: samples between merges, and the heavy features merged as the
-// workers' mean change.
+// What the replicas line says: samples between merges, the share of the nonzeros auto found
+// in a wide model's hottest features, and the heavy features merged as the workers' mean change.
 std::string replicas_text(const TrainArgs& a, const hogwild::Dataset& train) {
-  const auto [merge_every, hot] = hogwild::resolved_replicas(a.config, train);
-  if (merge_every == 0) return "off";
+  const auto [merge_every, hot, hot_share] = hogwild::resolved_replicas(a.config, train);
+  if (merge_every == 0) {
+    if (!hot_share) return "off";
+    return fmt::format(
+        "off (auto: the {} hottest features hold {:.1f}% of the nonzeros, under {:g}%)",
+        hogwild::TrainConfig::kAutoHotFeatures, 100 * *hot_share,
+        100 * hogwild::TrainConfig::kAutoHotMinShare);
+  }
   std::string text =
       fmt::format("merged every {} samples{}{}", merge_every,
                   a.config.replicate == hogwild::TrainConfig::kReplicateAuto ? " (auto)" : "",
                   hot > 0 ? fmt::format(", the {} hottest features only", hot) : "");
+  if (hot_share) text += fmt::format(" ({:.1f}% of the nonzeros)", 100 * *hot_share);
   if (a.config.workers() < 2) return text;
   const std::size_t heavy =
       hogwild::heavy_features(train, hogwild::TrainConfig::kMeanMergeMinShare).size();

@@ -254,6 +254,9 @@ struct TrainConfig {
 struct ReplicaPlan {
   int merge_every = 0;           ///< samples between merges; 0 = no replicas
   std::size_t hot_features = 0;  ///< the features the replicas hold, the hottest; 0 = all
+  /// Where `auto` weighed hot replicas: the share of the nonzeros that the kAutoHotFeatures
+  /// hottest features hold.
+  std::optional<double> hot_share;
 };
 
 /// The replicas of a linear model trained on `data`: TrainConfig::resolved_replicate for its

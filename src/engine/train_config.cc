@@ -400,7 +400,7 @@ double hottest_share(std::span<const std::uint32_t> counts, std::size_t hot) {
 ReplicaPlan resolved_replicas(const TrainConfig& config, const Dataset& data,
                               std::span<const std::uint32_t> counts) {
   const std::size_t dim = std::max<std::size_t>(1, data.num_features);
-  const ReplicaPlan given{config.resolved_replicate(dim), config.hot_features};
+  const ReplicaPlan given{config.resolved_replicate(dim), config.hot_features, std::nullopt};
   if (config.replicate != TrainConfig::kReplicateAuto || config.hot_features > 0 ||
       dim <= TrainConfig::kAutoReplicateMaxFloats ||
       config.data_precision != DataPrecision::kF32) {  // the hot layout keeps float values
@@ -412,8 +412,9 @@ ReplicaPlan resolved_replicas(const TrainConfig& config, const Dataset& data,
   if (merge_every == 0) return given;
   std::vector<std::uint32_t> computed;
   if (counts.empty()) counts = computed = feature_counts(data);
-  if (hottest_share(counts, hot.hot_features) < TrainConfig::kAutoHotMinShare) return given;
-  return {merge_every, hot.hot_features};
+  const double share = hottest_share(counts, hot.hot_features);
+  if (share < TrainConfig::kAutoHotMinShare) return {given.merge_every, given.hot_features, share};
+  return {merge_every, hot.hot_features, share};
 }
 
 }  // namespace hogwild
