@@ -13,9 +13,9 @@
 #   racy 1 rows      one worker, rows in a fresh permutation each epoch (--order rows)
 #   racy 1           one worker, the default order (--order blocks)
 #   racy T shared    T workers writing the shared model (plain Hogwild!, --replicate off)
-#   racy T auto      T workers with the default --replicate (not on 10m: auto replicates
-#                    models of up to 1M weights with 2 to 17 workers, beyond that it shares;
-#                    on ctr its hot features keep the weights shared)
+#   racy T auto      T workers with the default --replicate (auto replicates models of up
+#                    to 1M weights with 2 to 17 workers, and of wider ones the 4096 hottest
+#                    features where they hold a quarter of the nonzeros: on ctr, not on 10m)
 #   racy T hot       T workers with replicas of the HOT (default 4096) features the most rows
 #                    hold, merged every 2048 / (T - 1) samples (auto's interval), the other
 #                    features shared (--hot-features; not on 47k, whose whole model auto
@@ -116,7 +116,10 @@ for ds in $datasets; do
     shown=$rep
     [[ $rep == off ]] && shown=shared
     [[ $rep == off && $t == 1 ]] && shown=off
-    [[ $rep == auto ]] && shown="auto ($resolved)"
+    if [[ $rep == auto ]]; then
+      auto_hot=$(field "$tmp/$ds-$i-$reps.json" "d['config'].get('hot_features', 0)")
+      shown="auto ($resolved$( ((auto_hot)) && echo ", hot $auto_hot"))"
+    fi
     [[ $rep == hot ]] && shown="hot $hot ($resolved)"
     bound=-
     [[ -n ${private_rate[$t]:-} ]] && bound=$(echo "$m ${private_rate[$t]}" | awk '{printf "%.2f", $1/$2}')

@@ -184,29 +184,33 @@ TEST_CASE("a constant feature merges as the workers' mean change, and the replic
 }
 
 TEST_CASE("the replicas line says what auto found in a wide model's hottest features") {
-  // 2000 rows of 2M features: feature 1 + r % 8 and `cold` features of the row's own.
-  const auto wide = [](const char* name, int cold) {
-    std::ofstream out(path(name));
-    for (int r = 0; r < 2000; ++r) {
-      out << (r % 2 ? "+1" : "-1") << " " << 1 + r % 8 << ":1";
-      for (int k = 0; k < cold; ++k) out << " " << 2'000'000 + r * cold + k << ":1";
-      out << "\n";
+  // The replicas line of a 2-thread run on 2000 rows of 2M features: feature 1 + r % 8 and
+  // `cold` features of the row's own.
+  const auto replicas_line = [](const char* name, int cold) {
+    {
+      std::ofstream out(path(name));
+      for (int r = 0; r < 2000; ++r) {
+        out << (r % 2 ? "+1" : "-1") << " " << 1 + r % 8 << ":1";
+        for (int k = 0; k < cold; ++k) out << " " << 2'000'000 + r * cold + k << ":1";
+        out << "\n";
+      }
     }
+    const auto r = run(std::string("train --train ") + path(name) + " --threads 2 --epochs 1");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto at = r.out.find("replicas: ");
+    REQUIRE(at != std::string::npos);
+    return r.out.substr(at, r.out.find('\n', at) - at);
   };
-  // 3 cold features a row: the 4096 hottest (the 8, 4088 cold) hold 6088 of 8000 nonzeros.
-  wide("hot.svm", 3);
-  const auto hot = run("train --train " + path("hot.svm") + " --threads 2 --epochs 1");
-  INFO(hot.err);
-  REQUIRE(hot.code == 0);
-  CHECK(hot.out.find("replicas: merged every 2048 samples (auto), the 4096 hottest features only "
-                     "(76.1% of the nonzeros)") != std::string::npos);
+  // 3 cold features a row: the 4096 hottest (the 8, 4088 cold) hold 6088 of 8000 nonzeros;
+  // each of the 8 holds 250 of the 8000 squared values, over 2%.
+  CHECK(replicas_line("hot.svm", 3) ==
+        "replicas: merged every 2048 samples (auto), the 4096 hottest features only (76.1% of "
+        "the nonzeros); 8 features over 2% of the squared values merged as the workers' mean "
+        "change");
   // 20: 6088 of 42000.
-  wide("cold.svm", 20);
-  const auto cold = run("train --train " + path("cold.svm") + " --threads 2 --epochs 1");
-  INFO(cold.err);
-  REQUIRE(cold.code == 0);
-  CHECK(cold.out.find("replicas: off (auto: the 4096 hottest features hold 14.5% of the "
-                      "nonzeros, under 25%)") != std::string::npos);
+  CHECK(replicas_line("cold.svm", 20) ==
+        "replicas: off (auto: the 4096 hottest features hold 14.5% of the nonzeros, under 25%)");
 }
 
 TEST_CASE("bad usage and bad data exit 2 with one clear line") {
