@@ -184,7 +184,7 @@ struct TrainConfig {
   /// contention and 65,536 spent the time merging (docs/benchmarks.md).
   static constexpr std::size_t kAutoHotFeatures = 4096;
   /// ... when they hold at least this share of the training nonzeros, where workers collide:
-  /// 2 threads on 4M features ran 4.3x as fast as sharing on CTR-like rows (share 0.77) and
+  /// 2 threads on 4M features ran 3.8x as fast as sharing on CTR-like rows (share 0.77) and
   /// 2.1x on Zipf(1) features (0.50), but 0.99x at 0.12, 0.96x at 0.03 and 0.89x on uniform
   /// features (0.003), which pay for the hot layout's copy of the rows and gain nothing.
   static constexpr double kAutoHotMinShare = 0.25;

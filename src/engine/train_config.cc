@@ -383,7 +383,7 @@ int TrainConfig::resolved_replicate(std::size_t dim) const {
 
 namespace {
 
-// The share of the nonzeros that the `hot` features the most rows hold hold together.
+// The share of the nonzeros held by the `hot` features that the most rows hold.
 double hottest_share(std::span<const std::uint32_t> counts, std::size_t hot) {
   std::vector<std::uint32_t> sorted(counts.begin(), counts.end());
   const auto end = sorted.begin() + static_cast<std::ptrdiff_t>(std::min(hot, sorted.size()));
