@@ -257,9 +257,6 @@ template <class Data>
 int train_and_report(const TrainArgs& a, Processes& processes, const StopOnSignal& stop,
                      const Data& train, const Data* test, Plan& plan) {
   const auto& config = a.config;
-  if (const std::size_t params = hogwild::checkpoint_parameters(plan.checkpoint); params > 0) {
-    check_model_size(a, params, plan);
-  }
   std::optional<hogwild::Checkpoint> resumed;
   hogwild::TrainState resume_from;
   if (!a.resume.empty()) {
@@ -421,6 +418,11 @@ int train_on(const TrainArgs& a, Processes& processes, const StopOnSignal& stop,
   plan.copies = 1 + hogwild::state_buffers(config.optimizer.kind) +
                 (hogwild::is_linear(config.model) && config.l2_strength() > 0 ? 2 : 0);
   plan.header = describe(plan, train, test ? &*test : nullptr, processes);
+  // Before the replicas line, whose plan counts the features of a wide model: a model-sized
+  // array.
+  if (const std::size_t params = hogwild::checkpoint_parameters(plan.checkpoint); params > 0) {
+    check_model_size(a, params, plan);
+  }
   std::string replicas = "off";
   if constexpr (std::is_same_v<Data, hogwild::Dataset>) {
     if (hogwild::is_linear(config.model)) replicas = replicas_text(a, train);
