@@ -285,3 +285,80 @@ TEST_CASE("replicas and their hot features leave the calibration as a serial run
   CHECK(calibrated.chosen == reference.chosen);
   CHECK(calibrated.losses == reference.losses);
 }
+
+TEST_CASE("trials run at once: one a worker, one a core, and a bound on their parameters") {
+  using detail::trials_at_once;
+  CHECK(trials_at_once(2, 16, 203'530, 11) == 2);                // the MLP with 2 workers
+  CHECK(trials_at_once(16, 16, 203'530, 11) == 11);              // no more than the ladder
+  CHECK(trials_at_once(16, 4, 7'850, 11) == 4);                  // no more than the cores
+  CHECK(trials_at_once(16, 16, std::size_t{1} << 23, 11) == 4);  // 4 x 8M parameters at most
+  CHECK(trials_at_once(16, 16, std::size_t{1} << 24, 11) == 2);
+  CHECK(trials_at_once(16, 16, 20'000'000, 11) == 1);  // one at a time, as a serial run
+  CHECK(trials_at_once(0, 0, 0, 11) == 1);
+}
+
+namespace {
+
+// A calibration of `config` as a serial run gets it, against `threads` racy workers running
+// its trials at once: every figure the same, bit for bit.
+template <class Data>
+void check_at_threads(TrainConfig config, const Data& data) {
+  config.optimizer.auto_step = true;
+  config.policy = Policy::kSerial;
+  const StepCalibration serial = detail::calibrate_step(config, data);
+  for (const int threads : {2, 3, 4}) {
+    CAPTURE(threads);
+    config.policy = Policy::kRacy;
+    config.threads = threads;
+    const StepCalibration at_once = detail::calibrate_step(config, data);
+    CHECK(at_once.losses == serial.losses);
+    CHECK(at_once.start_loss == serial.start_loss);
+    CHECK(at_once.best == serial.best);
+    CHECK(at_once.pick == serial.pick);
+    CHECK(at_once.chosen == serial.chosen);
+    CHECK(at_once.inconclusive == serial.inconclusive);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("trials run at once end as they end one at a time, for every model") {
+  TrainConfig config;
+  SUBCASE("logistic, sparse") {
+    check_at_threads(config, test::sparse_problem(3000, 400, 12, 31).train);
+  }
+  SUBCASE("softmax, sparse") {
+    SparseGeneratorConfig generator;
+    generator.rows = 3000;
+    generator.features = 400;
+    generator.nnz_per_row = 12;
+    generator.classes = 3;
+    config.model = SoftmaxModel{};
+    check_at_threads(config, generate_sparse(generator).train);
+  }
+  SUBCASE("softmax and mlp, dense") {
+    const DenseDataset blobs = test::blobs(3000, 5);
+    config.model = SoftmaxModel{};
+    check_at_threads(config, blobs);
+    config.model = MlpModel{{8}};
+    config.optimizer.kind = OptimizerKind::kAdam;
+    check_at_threads(config, blobs);
+  }
+  SUBCASE("factorisation") {
+    RatingsGeneratorConfig g;
+    g.users = 300;
+    g.items = 200;
+    g.rank = 3;
+    g.density = 0.25;
+    g.seed = 9;
+    config.model = FactorisationModel{3};
+    check_at_threads(config, generate_ratings(g).train);
+  }
+  SUBCASE("every step diverging") {
+    config = least_squares();
+    config.threads = 3;
+    CHECK_THROWS_WITH_AS(detail::calibrate_step(config, identical_rows(8, 1000.0f, 0.0f, 1.0f)),
+                         doctest::Contains("every step tried diverged on a sample of 4 examples"),
+                         DivergenceError);
+  }
+}

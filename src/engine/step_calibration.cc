@@ -2,17 +2,23 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <tbb/info.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <optional>
 #include <set>
 #include <span>
 #include <type_traits>
 
 #include "engine/rng.h"
 #include "engine/subsets.h"
+#include "hogwild/checkpoint.h"
 #include "hogwild/error.h"
 #include "hogwild/exchange.h"
 
@@ -95,7 +101,78 @@ std::vector<std::size_t> judged_rows(const TrainConfig& config, const Data& trai
   return judged;
 }
 
+// What one step's trial ended with: its held-out loss (infinite where it diverged), or why it
+// judged nothing.
+struct TrialOutcome {
+  double loss = std::numeric_limits<double>::infinity();
+  std::optional<double> start_loss;  // the initial model's, where the trial trained
+  bool single_class = false;         // the sample holds a single class
+  std::exception_ptr failure;        // anything else, rethrown in the ladder's order
+};
+
+template <class Data>
+TrialOutcome run_trial(const TrainConfig& config, const Data& sample, const Data& held_out,
+                       double step) {
+  TrialOutcome outcome;
+  try {
+    const Report trial = hogwild::train(trial_config(config, step), sample,
+                                        examples_in(held_out) > 0 ? &held_out : nullptr);
+    const double loss = loss_of(trial.epochs.back());
+    if (std::isfinite(loss)) outcome.loss = loss;
+    outcome.start_loss = loss_of(trial.epochs.front());
+  } catch (const DivergenceError&) {
+  } catch (const InputError&) {
+    outcome.single_class = true;
+  } catch (...) {
+    outcome.failure = std::current_exception();
+  }
+  return outcome;
+}
+
+// The parameters of one trial's model (a sparse model's over its samples' compacted features).
+template <class Data>
+std::size_t trial_parameters(const TrainConfig& config, const Data& sample, const Data& held_out) {
+  try {
+    const std::size_t parameters = checkpoint_parameters(checkpoint_for(config, sample, &held_out));
+    return parameters > 0 ? parameters : std::numeric_limits<std::size_t>::max();
+  } catch (const InputError&) {
+    return std::numeric_limits<std::size_t>::max();  // the trials find why, one at a time
+  }
+}
+
+// Every step's trial, each a serial run of its own (so the outcomes do not depend on how many
+// run at once), several at once on the run's workers.
+template <class Data>
+std::vector<TrialOutcome> run_trials(const TrainConfig& config, const Data& sample,
+                                     const Data& held_out, const std::vector<double>& steps) {
+  std::vector<TrialOutcome> outcomes(steps.size());
+  const auto run = [&](std::size_t i) {
+    outcomes[i] = run_trial(config, sample, held_out, steps[i]);
+  };
+  const bool one_core = config.simulate > 0 || config.workers() < 2;
+  const std::size_t at_once =
+      one_core ? 1
+               : trials_at_once(config.workers(), tbb::info::default_concurrency(),
+                                trial_parameters(config, sample, held_out), steps.size());
+  if (at_once == 1) {
+    for (std::size_t i = 0; i < steps.size(); ++i) run(i);
+    return outcomes;
+  }
+  tbb::task_arena arena(static_cast<int>(at_once));
+  arena.execute(
+      [&] { tbb::parallel_for(std::size_t{0}, steps.size(), run, tbb::simple_partitioner{}); });
+  return outcomes;
+}
+
 }  // namespace
+
+std::size_t trials_at_once(int workers, int cores, std::size_t parameters, std::size_t trials) {
+  const std::size_t fit =
+      std::max<std::size_t>(1, kTrialParametersAtOnce / std::max<std::size_t>(1, parameters));
+  return std::max<std::size_t>(
+      1, std::min({static_cast<std::size_t>(std::max(1, workers)),
+                   static_cast<std::size_t>(std::max(1, cores)), trials, fit}));
+}
 
 std::vector<double> step_ladder() {
   std::vector<double> steps;
@@ -142,24 +219,18 @@ StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
   c.sample_rows = fit_rows;
   c.held_out_rows = held_rows;
   c.steps = step_ladder();
+  const std::vector<TrialOutcome> outcomes = run_trials(config, sample, held_out, c.steps);
   double best = std::numeric_limits<double>::infinity();
-  for (const double step : c.steps) {
-    double loss = std::numeric_limits<double>::infinity();
-    try {
-      const Report trial =
-          hogwild::train(trial_config(config, step), sample, held_rows > 0 ? &held_out : nullptr);
-      loss = loss_of(trial.epochs.back());
-      c.start_loss = loss_of(trial.epochs.front());  // the same initial model in every trial
-    } catch (const DivergenceError&) {
-    } catch (const InputError&) {
-      // A sample of a few examples may hold a single class: nothing to judge.
-      return fallback(config, std::move(c));
-    }
-    if (!std::isfinite(loss)) loss = std::numeric_limits<double>::infinity();
-    c.losses.push_back(loss);
-    if (loss < best) {
-      best = loss;
-      c.best = step;
+  for (std::size_t i = 0; i < c.steps.size(); ++i) {
+    const TrialOutcome& trial = outcomes[i];
+    if (trial.failure) std::rethrow_exception(trial.failure);
+    // A sample of a few examples may hold a single class: nothing to judge.
+    if (trial.single_class) return fallback(config, std::move(c));
+    if (trial.start_loss) c.start_loss = *trial.start_loss;  // the same initial model in each
+    c.losses.push_back(trial.loss);
+    if (trial.loss < best) {
+      best = trial.loss;
+      c.best = c.steps[i];
     }
   }
   if (!std::isfinite(best)) {

@@ -22,6 +22,16 @@ inline constexpr double kCalibrationFraction = 0.1;
 /// held-out loss is within this fraction of the lowest.
 inline constexpr double kInconclusiveSpread = StepCalibration::kInconclusiveSpread;
 
+/// The trials run at once on the run's workers hold at most this many parameters together
+/// (each its model, gradient and optimiser state): 32M, so a model of over 16M parameters is
+/// calibrated one trial at a time, as a serial run is.
+inline constexpr std::size_t kTrialParametersAtOnce = std::size_t{1} << 25;
+
+/// How many of `trials` calibration trials run at once: one a worker of the run, at most one a
+/// core, and together no more than kTrialParametersAtOnce `parameters` (a trial's model's).
+/// A serial or simulated run keeps to one core and runs them one at a time.
+std::size_t trials_at_once(int workers, int cores, std::size_t parameters, std::size_t trials);
+
 /// The ladder of steps tried: half-decades from 1e-4 to 10.
 std::vector<double> step_ladder();
 
