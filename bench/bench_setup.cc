@@ -17,6 +17,13 @@
 //   describe_rows              the data set's summary (describe: its label counts among it)
 //   binary_labels              the two label values of a binary linear model (label_values),
 //                              as a run and its checkpoint find them
+// and on 1M CTR-like rows (generate_ctr's defaults: 26 one-hot fields hashed into 2^22
+// features), what a run of 2 threads with --replicate auto does before it trains on them:
+//   wide_counts                the features' counts (feature_counts)
+//   wide_plan                  the replicas they decide (resolved_replicas: the share of the
+//                              4096 hottest features)
+//   wide_heavy_features        the heavy-feature pass over them, on the machine's threads
+//   wide_hot_rows              the rows laid out for the hot replicas (hot_rows)
 // Run: build/<preset>/bench/hogwild_bench_setup --benchmark_repetitions=5
 
 #include <benchmark/benchmark.h>
@@ -29,6 +36,9 @@
 #include <thread>
 #include <vector>
 
+#include "engine/feature_order.h"
+#include "engine/hot_rows.h"
+#include "hogwild/ctr_generator.h"
 #include "hogwild/dataset.h"
 #include "hogwild/detail/huge_pages.h"
 #include "hogwild/generator.h"
@@ -53,6 +63,54 @@ void heavy_features(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.nnz()));
 }
 BENCHMARK(heavy_features)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+const hogwild::Dataset& ctr_like() {
+  static const auto data = hogwild::generate_ctr(hogwild::CtrGeneratorConfig{}).train;
+  return data;
+}
+
+hogwild::TrainConfig two_workers() {
+  hogwild::TrainConfig config;
+  config.threads = 2;
+  return config;
+}
+
+void wide_counts(benchmark::State& state) {
+  const auto& data = ctr_like();
+  for (auto _ : state) benchmark::DoNotOptimize(hogwild::feature_counts(data));
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.nnz()));
+}
+BENCHMARK(wide_counts)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void wide_plan(benchmark::State& state) {
+  const auto& data = ctr_like();
+  const auto counts = hogwild::feature_counts(data);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(hogwild::resolved_replicas(two_workers(), data, counts));
+  }
+}
+BENCHMARK(wide_plan)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void wide_heavy_features(benchmark::State& state) {
+  const auto& data = ctr_like();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        hogwild::heavy_features(data, hogwild::TrainConfig::kMeanMergeMinShare));
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.nnz()));
+}
+BENCHMARK(wide_heavy_features)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void wide_hot_rows(benchmark::State& state) {
+  const auto& data = ctr_like();
+  const auto counts = hogwild::feature_counts(data);
+  const auto numbers = hogwild::detail::frequency_numbers(counts);
+  const auto hot =
+      hogwild::detail::hottest_features(counts, hogwild::TrainConfig::kAutoHotFeatures, numbers);
+  for (auto _ : state) benchmark::DoNotOptimize(hogwild::detail::hot_rows(data, hot, numbers));
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.nnz()));
+}
+BENCHMARK(wide_hot_rows)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The training loss of a model on the first `rows` RCV1-like rows: a run's evaluation of its
 // loss sample after each epoch.

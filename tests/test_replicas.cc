@@ -3,12 +3,14 @@
 #include <doctest/doctest.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <numeric>
 
 #include "engine/hot_rows.h"
 #include "engine/replica_merge.h"
+#include "engine/rng.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
 #include "hogwild/report.h"
@@ -433,6 +435,38 @@ TEST_CASE("--replicate auto: a model wider than 1M weights replicates its hot fe
   CHECK(resolved_replicas(c, fifth).merge_every == 682);
   CHECK(resolved_replicas(c, fifth).hot_features == 100);
   CHECK(!resolved_replicas(c, fifth).hot_share);
+}
+
+TEST_CASE("--replicate auto: the hot share is the sum of the largest counts over all of them") {
+  // Skewed counts over 2^21 features, many of them tied, against a sort of the counts.
+  Dataset d;
+  d.num_features = std::size_t{1} << 21;
+  detail::Rng rng(17);
+  std::vector<std::uint32_t> row;
+  const std::vector<float> ones(8, 1.0f);
+  for (int r = 0; r < 20000; ++r) {
+    row.clear();
+    for (int k = 0; k < 8; ++k) {
+      // The product of two uniforms: small indices often, the whole range sometimes.
+      const double u = rng.uniform() * rng.uniform();
+      row.push_back(static_cast<std::uint32_t>(u * static_cast<double>(d.num_features - 1)));
+    }
+    std::ranges::sort(row);
+    row.erase(std::unique(row.begin(), row.end()), row.end());
+    d.append(row, std::span<const float>(ones).first(row.size()), r % 2 == 0 ? 1.0f : -1.0f);
+  }
+  std::vector<std::uint32_t> sorted = feature_counts(d);
+  std::ranges::sort(sorted, std::greater<>());
+  const auto sum = [](auto first, auto last) {
+    return static_cast<double>(std::accumulate(first, last, std::uint64_t{0}));
+  };
+  const double expected = sum(sorted.begin(), sorted.begin() + TrainConfig::kAutoHotFeatures) /
+                          sum(sorted.begin(), sorted.end());
+  REQUIRE(expected > 0.05);
+  REQUIRE(expected < 0.95);
+  TrainConfig c;
+  c.threads = 2;
+  CHECK(resolved_replicas(c, d).hot_share.value() == expected);
 }
 
 TEST_CASE("--replicate auto: a run on wide rows with hot features trains on hot replicas") {

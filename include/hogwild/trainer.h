@@ -266,6 +266,9 @@ struct ReplicaPlan {
 /// feature_counts when the caller has them (computed here when needed and not given).
 ReplicaPlan resolved_replicas(const TrainConfig& config, const Dataset& data,
                               std::span<const std::uint32_t> counts = {});
+/// Whether resolved_replicas(config, data) weighs hot replicas, and so counts the features when
+/// not given their counts.
+bool replicas_count_features(const TrainConfig& config, const Dataset& data);
 
 /// Evaluation of a model on one dataset; absent values do not apply to the model.
 struct Evaluation {

@@ -64,7 +64,8 @@ DatasetStats describe(const Dataset& data) {
 }
 
 std::vector<std::uint32_t> feature_counts(const Dataset& data) {
-  std::vector<std::uint32_t> counts(data.num_features, 0);
+  std::vector<std::uint32_t> counts;
+  detail::resize_on_huge_pages(counts, data.num_features);  // 16 MB for 4M features: fresh
   for (const auto index : data.indices) ++counts[index];
   return counts;
 }
@@ -89,7 +90,7 @@ std::pair<std::vector<double>, double> feature_mass(const Dataset& data) {
   std::vector<std::vector<double>> mass(parts);
   tbb::parallel_for(std::size_t{0}, parts, [&](std::size_t part) {
     std::vector<double>& sums = mass[part];
-    sums.assign(features, 0.0);
+    detail::resize_on_huge_pages(sums, features);
     const std::size_t last = data.row_offsets[rows * (part + 1) / parts];
     for (std::size_t k = data.row_offsets[rows * part / parts]; k < last; ++k) {
       sums[data.indices[k]] += double{data.values[k]} * data.values[k];

@@ -1326,13 +1326,13 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
       report.config.frequency_order && dim > TrainConfig::kFrequencyOrderMinFeatures &&
       report.config.data_precision == DataPrecision::kF32 && callbacks.exchange == nullptr;
   std::vector<std::uint32_t> counts;
-  if (*report.config.l2 > 0 || report.config.hot_features > 0 || renumber) {
+  if (*report.config.l2 > 0 || report.config.hot_features > 0 || renumber ||
+      replicas_count_features(raw, train_data)) {
     counts = feature_counts(train_data);
   }
   const ReplicaPlan replicas = resolved_replicas(raw, train_data, counts);
   report.config.replicate = replicas.merge_every;
   report.config.hot_features = replicas.hot_features;
-  if (replicas.hot_features > 0 && counts.empty()) counts = feature_counts(train_data);
   const TrainConfig& config = report.config;
   const LossKind loss = std::get<LinearModel>(config.model).loss;
   report.data = {
