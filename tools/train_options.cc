@@ -243,7 +243,9 @@ const TrainOption kTable[] = {
   {"--step", "step", 0, "initial step size, or auto: of the half-decades from 1e-4 to 10, the "
    "largest step whose model after one pass over a sample of 1000 examples (mf: a tenth of the "
    "data when more) has a loss on a second sample within 5% of the lowest; every model but "
-   "softmax takes the half-decade below it (docs/defaults.md); mf's default is its fixed step, 0.1 (1e-2 with adam and rmsprop)",
+   "softmax takes the half-decade below it (docs/defaults.md); the passes run at once on the "
+   "run's threads, and their time counts in the training time; mf's default is its fixed step, "
+   "0.1 (1e-2 with adam and rmsprop)",
    arg<&A::step>, [](A& a, TC& c) {
      // A factorisation's one-pass trials tell the steps apart on large data only (measured).
      const bool mf = std::holds_alternative<hogwild::FactorisationModel>(c.model);
