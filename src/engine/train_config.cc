@@ -405,10 +405,6 @@ double hottest_share(std::span<const std::uint32_t> counts, std::size_t hot) {
   return all == 0 ? 0.0 : static_cast<double>(held) / static_cast<double>(all);
 }
 
-}  // namespace
-
-namespace {
-
 // The hot replicas `auto` would give a model of `dim` features: their samples between merges,
 // 0 where the options or the dimension decide alone.
 int auto_hot_merge_every(const TrainConfig& config, std::size_t dim) {
