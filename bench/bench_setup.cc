@@ -24,6 +24,9 @@
 //                              4096 hottest features)
 //   wide_heavy_features        the heavy-feature pass over them, on the machine's threads
 //   wide_hot_rows              the rows laid out for the hot replicas (hot_rows)
+//   storage_shuffle/<ctr>      the rows' storage shuffled as the CLI does at load for block
+//                              order (shuffle_rows; the copy it shuffles not timed): 0, the
+//                              RCV1-like rows; 1, the CTR-like rows
 // Run: build/<preset>/bench/hogwild_bench_setup --benchmark_repetitions=5
 
 #include <benchmark/benchmark.h>
@@ -111,6 +114,22 @@ void wide_hot_rows(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.nnz()));
 }
 BENCHMARK(wide_hot_rows)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void storage_shuffle(benchmark::State& state) {
+  const auto& data = state.range(0) == 1 ? ctr_like() : rcv1_like();
+  for (auto _ : state) {
+    state.PauseTiming();
+    hogwild::Dataset copy = data;
+    state.ResumeTiming();
+    hogwild::shuffle_rows(copy, 1);
+    benchmark::DoNotOptimize(copy.indices.data());
+    state.PauseTiming();
+    copy = {};
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.nnz()));
+}
+BENCHMARK(storage_shuffle)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The training loss of a model on the first `rows` RCV1-like rows: a run's evaluation of its
 // loss sample after each epoch.

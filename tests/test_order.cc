@@ -120,6 +120,15 @@ TEST_CASE("shuffle_rows keeps every row with its label and moves them") {
                        {row.values.begin(), row.values.end()}}] == r;
   }
   CHECK(fixed < 10);
+  // Row i is the row storage_order puts there, whole (the rows are copied in parallel).
+  const std::vector<std::size_t> order = storage_order(p.train.rows(), 21);
+  for (std::size_t i = 0; i < shuffled.rows(); ++i) {
+    const auto got = shuffled.row(i);
+    const auto want = p.train.row(order[i]);
+    REQUIRE(std::ranges::equal(got.indices, want.indices));
+    REQUIRE(std::ranges::equal(got.values, want.values));
+    REQUIRE(shuffled.labels[i] == p.train.labels[order[i]]);
+  }
   // Deterministic for a seed; another seed, another order.
   Dataset again = p.train;
   shuffle_rows(again, 21);

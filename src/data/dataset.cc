@@ -1,5 +1,6 @@
 #include "hogwild/dataset.h"
 
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -156,14 +157,29 @@ void shuffle_rows(Dataset& data, std::uint64_t seed) {
   const std::size_t n = data.rows();
   const std::vector<std::size_t> permutation = storage_order(n, seed);
   Dataset shuffled;
-  shuffled.row_offsets.reserve(n + 1);
-  detail::reserve_on_huge_pages(shuffled.indices, data.nnz());
-  detail::reserve_on_huge_pages(shuffled.values, data.nnz());
-  shuffled.labels.reserve(n);
-  for (const std::size_t r : permutation) {
-    const auto row = data.row(r);
-    shuffled.append(row.indices, row.values, data.labels[r]);
+  shuffled.row_offsets.resize(n + 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t r = permutation[i];
+    shuffled.row_offsets[i + 1] =
+        shuffled.row_offsets[i] + (data.row_offsets[r + 1] - data.row_offsets[r]);
   }
+  // Fresh storage as large as the rows', faulted in on every core, then the rows copied to
+  // their places in parallel: one thread appending them took 0.4-0.7 s on 1M CTR-like rows.
+  detail::resize_on_huge_pages(shuffled.indices, data.nnz());
+  detail::resize_on_huge_pages(shuffled.values, data.values.size());
+  shuffled.labels.resize(n);
+  tbb::parallel_for(
+      tbb::blocked_range<std::size_t>(0, n), [&](const tbb::blocked_range<std::size_t>& rows) {
+        for (std::size_t i = rows.begin(); i < rows.end(); ++i) {
+          const std::size_t r = permutation[i];
+          const auto from = static_cast<std::ptrdiff_t>(data.row_offsets[r]);
+          const auto count = static_cast<std::ptrdiff_t>(data.row_offsets[r + 1]) - from;
+          const auto to = static_cast<std::ptrdiff_t>(shuffled.row_offsets[i]);
+          std::copy_n(data.indices.begin() + from, count, shuffled.indices.begin() + to);
+          std::copy_n(data.values.begin() + from, count, shuffled.values.begin() + to);
+          shuffled.labels[i] = data.labels[r];
+        }
+      });
   shuffled.num_features = data.num_features;  // may exceed the largest index (a test's width)
   shuffled.source = std::move(data.source);
   shuffled.zero_based = data.zero_based;
