@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "hogwild/detail/param_store.h"
@@ -44,6 +45,18 @@ double sparse_cosine(std::size_t la, EntryA a, std::size_t lb, EntryB b) {
   }
   for (std::size_t k = 0; k < la; ++k) na += double{a(k).second} * a(k).second;
   for (std::size_t k = 0; k < lb; ++k) nb += double{b(k).second} * b(k).second;
+  return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
+}
+
+/// Cosine of two dense vectors of the same length: sparse_cosine's value for them, bit for bit
+/// (each sum taken in the same order), in one pass whose three sums run side by side.
+inline double dense_cosine(std::span<const float> a, std::span<const float> b) {
+  double dot = 0, na = 0, nb = 0;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    dot += double{a[k]} * b[k];
+    na += double{a[k]} * a[k];
+    nb += double{b[k]} * b[k];
+  }
   return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
 }
 
