@@ -94,7 +94,7 @@ class Mlp final : public Model {
       if (l == 0) break;
       auto prev = ws.delta_prev.topLeftCorner(in, b);
       prev.noalias() = weights.transpose() * dl;
-      prev = prev.cwiseProduct((a.array() > 0.0f).cast<float>().matrix());
+      mask_by_relu(prev, a);
       std::swap(ws.delta, ws.delta_prev);
     }
     return loss / static_cast<double>(b);
@@ -112,6 +112,18 @@ class Mlp final : public Model {
 
  private:
   std::size_t layers() const { return width_.size() - 1; }
+
+  // d *= (a > 0), entry by entry: the ReLU's derivative at the activations a. As a plain
+  // loop the compiler vectorises it; Eigen's product with the comparison cast to float ran
+  // one entry at a time (1% of an MLP's training).
+  template <class Delta, class Activations>
+  static void mask_by_relu(Delta& d, const Activations& a) {
+    for (Eigen::Index j = 0; j < d.cols(); ++j) {
+      float* out = d.col(j).data();
+      const float* in = a.col(j).data();
+      for (Eigen::Index i = 0; i < d.rows(); ++i) out[i] *= in[i] > 0.0f ? 1.0f : 0.0f;
+    }
+  }
 
   // a[0] holds the inputs; fills a[1..L] (hidden activations after ReLU, then the logits).
   void forward(const float* w, std::vector<Matrix>& a, Eigen::Index b) const {
