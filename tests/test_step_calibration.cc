@@ -362,3 +362,50 @@ TEST_CASE("trials run at once end as they end one at a time, for every model") {
                          DivergenceError);
   }
 }
+
+namespace {
+
+// A run given the initial evaluations of a run of the same model at another step records them
+// and trains as the run that makes them: every record the same, bit for bit; a doctored record
+// is recorded as given (so the first check runs the path it means to).
+template <class Data>
+void check_initial_evaluation_reused(TrainConfig config, const Data& train, const Data& test) {
+  config.policy = Policy::kSerial;
+  config.epochs = 2;
+  config.optimizer.step = 0.01;
+  const Report first = hogwild::train(config, train, &test);
+  config.optimizer.step = 0.1;
+  const Report made = hogwild::train(config, train, &test);
+  Callbacks given;
+  given.initial_evaluation = &first.epochs.front();
+  const Report reused = hogwild::train(config, train, &test, given);
+  REQUIRE(reused.epochs.size() == made.epochs.size());
+  for (std::size_t e = 0; e < made.epochs.size(); ++e) {
+    CAPTURE(e);
+    CHECK(reused.epochs[e].train.loss == made.epochs[e].train.loss);
+    CHECK(reused.epochs[e].train.accuracy == made.epochs[e].train.accuracy);
+    CHECK(reused.epochs[e].train.objective == made.epochs[e].train.objective);
+    REQUIRE(reused.epochs[e].test);
+    CHECK(reused.epochs[e].test->loss == made.epochs[e].test->loss);
+    CHECK(reused.epochs[e].step == made.epochs[e].step);
+  }
+  EpochRecord doctored = first.epochs.front();
+  doctored.train.loss = 123.0;
+  given.initial_evaluation = &doctored;
+  CHECK(hogwild::train(config, train, &test, given).epochs.front().train.loss == 123.0);
+}
+
+}  // namespace
+
+TEST_CASE("a trial given another trial's initial evaluations ends as one that makes them") {
+  TrainConfig config;
+  SUBCASE("logistic, sparse") {
+    const auto problem = test::sparse_problem(2000, 300, 12, 17, 500);
+    check_initial_evaluation_reused(config, problem.train, problem.test);
+  }
+  SUBCASE("mlp, dense") {
+    config.model = MlpModel{{8}};
+    config.optimizer.kind = OptimizerKind::kAdam;
+    check_initial_evaluation_reused(config, test::blobs(2000, 5), test::blobs(500, 6));
+  }
+}

@@ -465,6 +465,11 @@ struct Callbacks {
   /// of it and trains its slices of every epoch's order (split across all processes' workers),
   /// and rank 0 evaluates.
   bool data_part = false;
+  /// The initial model's evaluations (a report's first record) from a run of the same model,
+  /// data, seed and evaluations that differs at most in the step: the run records them instead
+  /// of evaluating the initial model again (the step calibration's trials, each of which would
+  /// evaluate the same model). Ignored when resuming.
+  const EpochRecord* initial_evaluation = nullptr;
 };
 
 /// Trains `config.model` on sparse (LIBSVM) data with lock-free parallel SGD: one std::jthread

@@ -148,7 +148,8 @@ class Driver {
     result_.resumed_from = first_epoch - 1;
     epoch_samples_ = total_rows();
     // A resumed run starts its records with the model it resumed from.
-    EpochRecord initial = evaluated();
+    EpochRecord initial =
+        hooks_.initial_evaluation && !resume ? *hooks_.initial_evaluation : evaluated();
     initial.epoch = first_epoch - 1;
     initial.elapsed = result_.elapsed;
     if (config_.virtual_time) initial.virtual_seconds = virtual_seconds();
@@ -659,9 +660,15 @@ DriverResult drive(const DriverConfig& config, Kernel& kernel, const DriverHooks
 void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
                 const Callbacks& callbacks, const TrainState* resume,
                 std::span<const WorkerStats* const> workers, ParamStore& store, Policy policy) {
-  DriverHooks hooks{
-      callbacks.on_epoch, callbacks.on_epoch_state, callbacks.stop,     callbacks.held_out, {},
-      callbacks.exchange, callbacks.held_out_rows,  callbacks.data_part};
+  DriverHooks hooks{callbacks.on_epoch,
+                    callbacks.on_epoch_state,
+                    callbacks.stop,
+                    callbacks.held_out,
+                    {},
+                    callbacks.exchange,
+                    callbacks.held_out_rows,
+                    callbacks.data_part,
+                    callbacks.initial_evaluation};
   if (hooks.exchange != nullptr) hooks.exchange->attach(store.values(), policy);
   if (config.virtual_time) {
     for (int k = 0; k < config.workers; ++k) hooks.clocks.push_back(callbacks.clock(k).get());

@@ -57,6 +57,8 @@ struct DriverHooks {
   std::size_t held_out_rows = 0;
   /// With `exchange`: the rows are this process's part of the data (Callbacks::data_part).
   bool data_part = false;
+  /// The initial model's evaluations, already made (Callbacks::initial_evaluation), or null.
+  const EpochRecord* initial_evaluation = nullptr;
 };
 
 /// The run as the driver saw it.

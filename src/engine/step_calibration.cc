@@ -106,20 +106,26 @@ std::vector<std::size_t> judged_rows(const TrainConfig& config, const Data& trai
 struct TrialOutcome {
   double loss = std::numeric_limits<double>::infinity();
   std::optional<double> start_loss;  // the initial model's, where the trial trained
+  std::optional<EpochRecord> start;  // the initial model's evaluations, where the trial trained
   bool single_class = false;         // the sample holds a single class
   std::exception_ptr failure;        // anything else, rethrown in the ladder's order
 };
 
+// One step's trial; `start`, where given, is the initial model's evaluations from another
+// trial (the same model, sample and held-out rows: only the step differs).
 template <class Data>
 TrialOutcome run_trial(const TrainConfig& config, const Data& sample, const Data& held_out,
-                       double step) {
+                       double step, const EpochRecord* start = nullptr) {
   TrialOutcome outcome;
   try {
+    Callbacks callbacks;
+    callbacks.initial_evaluation = start;
     const Report trial = hogwild::train(trial_config(config, step), sample,
-                                        examples_in(held_out) > 0 ? &held_out : nullptr);
+                                        examples_in(held_out) > 0 ? &held_out : nullptr, callbacks);
     const double loss = loss_of(trial.epochs.back());
     if (std::isfinite(loss)) outcome.loss = loss;
     outcome.start_loss = loss_of(trial.epochs.front());
+    outcome.start = trial.epochs.front();
   } catch (const DivergenceError&) {
   } catch (const InputError&) {
     outcome.single_class = true;
@@ -141,26 +147,35 @@ std::size_t trial_parameters(const TrainConfig& config, const Data& sample, cons
 }
 
 // Every step's trial, each a serial run of its own (so the outcomes do not depend on how many
-// run at once), several at once on the run's workers.
+// run at once), several at once on the run's workers. Every trial starts from the same model,
+// and its evaluations on the sample and the held-out rows took a fifth of a serial search's
+// time on the MLP: where the trials take more than one round, the first runs alone and the
+// others record its initial evaluations instead of making them again. Where they all run at
+// once, that would only lengthen the round.
 template <class Data>
 std::vector<TrialOutcome> run_trials(const TrainConfig& config, const Data& sample,
                                      const Data& held_out, const std::vector<double>& steps) {
   std::vector<TrialOutcome> outcomes(steps.size());
-  const auto run = [&](std::size_t i) {
-    outcomes[i] = run_trial(config, sample, held_out, steps[i]);
-  };
   const bool one_core = config.simulate > 0 || config.workers() < 2;
   const std::size_t at_once =
       one_core ? 1
                : trials_at_once(config.workers(), tbb::info::default_concurrency(),
                                 trial_parameters(config, sample, held_out), steps.size());
+  std::size_t first = 0;
+  if (at_once < steps.size()) {
+    outcomes[0] = run_trial(config, sample, held_out, steps[0]);
+    first = 1;
+  }
+  const EpochRecord* start = first == 1 && outcomes[0].start ? &*outcomes[0].start : nullptr;
+  const auto run = [&](std::size_t i) {
+    outcomes[i] = run_trial(config, sample, held_out, steps[i], start);
+  };
   if (at_once == 1) {
-    for (std::size_t i = 0; i < steps.size(); ++i) run(i);
+    for (std::size_t i = first; i < steps.size(); ++i) run(i);
     return outcomes;
   }
   tbb::task_arena arena(static_cast<int>(at_once));
-  arena.execute(
-      [&] { tbb::parallel_for(std::size_t{0}, steps.size(), run, tbb::simple_partitioner{}); });
+  arena.execute([&] { tbb::parallel_for(first, steps.size(), run, tbb::simple_partitioner{}); });
   return outcomes;
 }
 
