@@ -67,9 +67,7 @@ class Mlp final : public Model {
                   float* grad, Workspace* workspace) const override {
     auto& ws = *static_cast<MlpWorkspace*>(workspace);
     const auto b = static_cast<Eigen::Index>(batch.size());
-    for (Eigen::Index i = 0; i < b; ++i) {
-      data.dense().copy_row(batch[i], ws.a[0].col(i).data());
-    }
+    copy_batch(data.dense(), batch, ws.a[0].data());
     forward(w.values, ws.a, b);
     auto z = ws.a[layers()].leftCols(b);
     double loss = 0;

@@ -127,9 +127,7 @@ class DenseSoftmax final : public Model {
     const auto b = static_cast<Eigen::Index>(batch.size());
     const auto d = static_cast<Eigen::Index>(d_);
     const auto k = static_cast<Eigen::Index>(k_);
-    for (Eigen::Index i = 0; i < b; ++i) {
-      data.dense().copy_row(batch[i], ws.x.col(i).data());
-    }
+    copy_batch(data.dense(), batch, ws.x.data());
     const Eigen::Map<const Eigen::MatrixXf> weights(w.values, k, d);
     const Eigen::Map<const Eigen::VectorXf> bias(w.values + d_ * k_, k);
     auto x = ws.x.leftCols(b);
