@@ -108,7 +108,7 @@ std::string StopOnSignal::name() const {
   return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "";
 }
 
-void report_interrupted(const StopOnSignal& stop, int last_epoch, int resumed_from,
+void report_interrupted(const StopOnSignal& stop, bool peers, int last_epoch, int resumed_from,
                         const std::string& checkpoint) {
   std::string saved;
   if (!checkpoint.empty() && last_epoch > resumed_from) {
@@ -116,8 +116,12 @@ void report_interrupted(const StopOnSignal& stop, int last_epoch, int resumed_fr
   } else if (!checkpoint.empty()) {
     saved = fmt::format("; no epoch completed, {} not written by this run", checkpoint);
   }
-  fmt::print(stderr, "hogwild: interrupted by {} after epoch {}{}\n",
-             stop.name().empty() ? "a stop request" : stop.name(), last_epoch, saved);
+  // mpirun signals its processes one after another: one may stop at a merge where another
+  // asked to, before its own signal arrives.
+  const std::string cause = !stop.name().empty() ? stop.name()
+                            : peers              ? "another process's stop"
+                                                 : "a stop request";
+  fmt::print(stderr, "hogwild: interrupted by {} after epoch {}{}\n", cause, last_epoch, saved);
 }
 
 hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected) {

@@ -36,9 +36,10 @@ class StopOnSignal {
   std::string name() const;
 };
 
-/// Prints the one line on stderr that says where an interrupted run stopped: the last
-/// completed epoch and what the --checkpoint file (if any) holds.
-void report_interrupted(const StopOnSignal& stop, int last_epoch, int resumed_from,
+/// Prints the one line on stderr that says where an interrupted run stopped and why: the
+/// process's signal, else another process's stop where several train (`peers`), else a stop
+/// request; the last completed epoch and what the --checkpoint file (if any) holds.
+void report_interrupted(const StopOnSignal& stop, bool peers, int last_epoch, int resumed_from,
                         const std::string& checkpoint);
 
 /// Loads the --resume checkpoint and checks that it continues the run `expected` describes

@@ -304,7 +304,8 @@ int train_and_report(const TrainArgs& a, Processes& processes, const StopOnSigna
   }
   if (!a.csv.empty()) write_text(a.csv, csv(report));
   if (!report.interrupted) return 0;
-  report_interrupted(stop, report.epochs.back().epoch, report.resumed_from, a.checkpoint);
+  report_interrupted(stop, processes.exchange() != nullptr, report.epochs.back().epoch,
+                     report.resumed_from, a.checkpoint);
   return kExitInterrupted;
 }
 

@@ -219,12 +219,13 @@ r['dataset']['labels'], r['samples']"
     wait "$job" || code=$?
     [[ $code != 0 ]] || fail "mpirun exited 0 after SIGINT"
     # mpirun passes SIGINT on to every process as SIGTERM; each stops cleanly (no kill, which
-    # would leave rank 0 silent), rank 0 printing where it stopped.
+    # would leave rank 0 silent), rank 0 printing where it stopped and why: its own signal, or
+    # the other process's stop where that one's signal came first and they met at a merge.
     said=$(cat stderr.0)
-    [[ $said =~ interrupted\ by\ SIG(TERM|INT)\ after\ epoch\ ([0-9]+)\;\ ck.bin\ holds\ epoch\ ([0-9]+) ]] ||
+    [[ $said =~ interrupted\ by\ (SIG(TERM|INT)|another\ process\'s\ stop)\ after\ epoch\ ([0-9]+)\;\ ck.bin\ holds\ epoch\ ([0-9]+) ]] ||
       fail "rank 0 did not report a clean stop: $said"
-    epoch=${BASH_REMATCH[2]}
-    [[ ${BASH_REMATCH[3]} == "$epoch" ]] || fail "$said"
+    epoch=${BASH_REMATCH[3]}
+    [[ ${BASH_REMATCH[4]} == "$epoch" ]] || fail "$said"
     echo "mpirun exited $code; rank 0: $said"
     # The checkpoint continues on three processes.
     "${mpirun[@]}" -np 3 "$hogwild" "${args[@]}" --epochs $((epoch + 2)) --resume ck.bin --quiet \
