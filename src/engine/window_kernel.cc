@@ -18,6 +18,7 @@
 #include "engine/driver.h"
 #include "engine/landings.h"
 #include "engine/minibatch.h"
+#include "engine/prefetch.h"
 #include "engine/replica_merge.h"
 #include "engine/rng.h"
 #include "engine/sampling.h"
@@ -354,6 +355,9 @@ void open_window(const EpochContext& c, WorkerState& ws, std::size_t pos, std::s
   }
 }
 
+// How far ahead the gather of a chunk's rows asks the caches for them.
+constexpr std::size_t kRowsAhead = 8;
+
 // Computes one chunk's gradient at the window's read and adds it to the window's. The first
 // chunk's gradient (the model's: mean loss gradient plus regulariser) is left as it is, so a
 // fixed minibatch is exactly one gradient call; from the second chunk on, `grad` holds the
@@ -380,7 +384,15 @@ void compute_chunk(const EpochContext& c, WorkerState& ws, std::span<const std::
     }
     ws.chunk_rows.clear();
     const float* w = c.store.data();
-    for (const auto r : ws.rows) {
+    for (std::size_t i = 0; i < ws.rows.size(); ++i) {
+      // The rows a chunk touches lie anywhere in the model: each would wait for memory in turn
+      // (most of a 20-class text softmax's gather did).
+      if (i + kRowsAhead < ws.rows.size()) {
+        const std::uint32_t ahead = ws.rows[i + kRowsAhead];
+        __builtin_prefetch(&ws.slot[ahead]);
+        detail::prefetch_lines(w + std::size_t{ahead} * width, width * sizeof(float));
+      }
+      const std::uint32_t r = ws.rows[i];
       std::int32_t s = ws.slot[r];
       if (s < 0) {
         // First touch in this window: gather the row (the Hogwild! read of it).

@@ -20,6 +20,7 @@
 #include <variant>
 #include <vector>
 
+#include "engine/prefetch.h"
 #include "hogwild/checkpoint.h"
 #include "hogwild/dataset.h"
 #include "hogwild/dense_dataset.h"
@@ -154,16 +155,13 @@ inline double softmax_in_place(float* z, std::size_t k, std::int32_t y) {
 /// minibatch's examples lie anywhere in the data, and copied one by one each waited for memory
 /// in turn (60% of the dense softmax's own time was that wait).
 inline void copy_batch(const DenseDataset& rows, std::span<const std::uint32_t> batch, float* out) {
-  constexpr std::size_t kLine = 64;
   const bool bytes = rows.stored_as_bytes();
-  const std::size_t row_bytes = rows.cols * (bytes ? 1 : sizeof(float));
   for (const std::uint32_t r : batch) {
-    const char* first = bytes ? reinterpret_cast<const char*>(rows.bytes.data() + r * rows.cols)
-                              : reinterpret_cast<const char*>(rows.features.data() + r * rows.cols);
-    for (std::size_t at = 0; at < row_bytes; at += kLine) {
-      __builtin_prefetch(first + at);
-      // Without it GCC 12 deleted these loops (no prefetch in the object code).
-      asm volatile("" ::: "memory");
+    const std::size_t at = std::size_t{r} * rows.cols;
+    if (bytes) {
+      prefetch_lines(rows.bytes.data() + at, rows.cols);
+    } else {
+      prefetch_lines(rows.features.data() + at, rows.cols * sizeof(float));
     }
   }
   for (std::size_t i = 0; i < batch.size(); ++i) rows.copy_row(batch[i], out + i * rows.cols);
