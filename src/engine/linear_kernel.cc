@@ -29,6 +29,7 @@
 #include "engine/landings.h"
 #include "engine/minibatch.h"
 #include "engine/packed_rows.h"
+#include "engine/prefetch.h"
 #include "engine/replica_merge.h"
 #include "engine/rng.h"
 #include "engine/sampling.h"
@@ -810,11 +811,8 @@ class Engine {
 
   HOGWILD_FORCE_INLINE inline void prefetch_row(std::uint32_t r) const {
     const auto lines = [](const void* from, const void* to) {
-      constexpr std::uintptr_t kLine = 64;
-      for (auto a = reinterpret_cast<std::uintptr_t>(from) & ~(kLine - 1);
-           a < reinterpret_cast<std::uintptr_t>(to); a += kLine) {
-        __builtin_prefetch(reinterpret_cast<const void*>(a));
-      }
+      detail::prefetch_lines(from, static_cast<std::size_t>(static_cast<const char*>(to) -
+                                                            static_cast<const char*>(from)));
     };
     if (hot_) {
       const std::uint64_t begin = data_.row_offsets[r];
