@@ -105,7 +105,6 @@ std::vector<std::size_t> judged_rows(const TrainConfig& config, const Data& trai
 // judged nothing.
 struct TrialOutcome {
   double loss = std::numeric_limits<double>::infinity();
-  std::optional<double> start_loss;  // the initial model's, where the trial trained
   std::optional<EpochRecord> start;  // the initial model's evaluations, where the trial trained
   bool single_class = false;         // the sample holds a single class
   std::exception_ptr failure;        // anything else, rethrown in the ladder's order
@@ -124,7 +123,6 @@ TrialOutcome run_trial(const TrainConfig& config, const Data& sample, const Data
                                         examples_in(held_out) > 0 ? &held_out : nullptr, callbacks);
     const double loss = loss_of(trial.epochs.back());
     if (std::isfinite(loss)) outcome.loss = loss;
-    outcome.start_loss = loss_of(trial.epochs.front());
     outcome.start = trial.epochs.front();
   } catch (const DivergenceError&) {
   } catch (const InputError&) {
@@ -241,7 +239,7 @@ StepCalibration calibrate_step(const TrainConfig& config, const Data& train) {
     if (trial.failure) std::rethrow_exception(trial.failure);
     // A sample of a few examples may hold a single class: nothing to judge.
     if (trial.single_class) return fallback(config, std::move(c));
-    if (trial.start_loss) c.start_loss = *trial.start_loss;  // the same initial model in each
+    if (trial.start) c.start_loss = loss_of(*trial.start);  // the same initial model in each
     c.losses.push_back(trial.loss);
     if (trial.loss < best) {
       best = trial.loss;
