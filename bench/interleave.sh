@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Two `hogwild train` configurations on the same data, run alternately REPS times at
-# real-time priority when allowed (chrt -f 50, as root; plain otherwise): medians and ranges
-# of samples/s, and the ratio B/A of the medians. Each side may use its own CLI binary, to
-# compare two builds.
+# real-time priority when allowed (chrt -f 50, as root; plain otherwise), A first in odd
+# repetitions and B first in even ones: medians and ranges of the runs' samples/s and the ratio
+# B/A of the medians, then the upper quartile of every epoch's samples/s on each side and their
+# ratio (steadier on a shared machine). Each side may use its own CLI binary, to compare two
+# builds.
 #
 #   REPS=12 bench/interleave.sh "--threads 2 --staleness-sample 0 --coherence-sample 0" "--threads 2"
 #   HOGWILD_A=old/hogwild HOGWILD_B=build/release/hogwild bench/interleave.sh "--threads 2" "--threads 2"
@@ -33,16 +35,42 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rate() { grep -o '"samples_per_second": [-0-9.e+]*' "$1" | awk '{print $2}'; }
 summary() { sort -g | awk '{a[NR]=$1} END {printf "%.0f %.0f %.0f\n", a[int((NR+1)/2)], a[1], a[NR]}'; }
+# run_side SIDE REP: one run of side a or b, its report in $tmp/SIDE-REP.json.
+run_side() {
+  local bin=$bin_a options=$options_a
+  [[ $1 == b ]] && bin=$bin_b options=$options_b
+  # shellcheck disable=SC2086
+  "${priority[@]}" "$bin" train "${data_args[@]}" --epochs "$epochs" --quiet \
+    --json "$tmp/$1-$2.json" $options >/dev/null
+}
+options_a=$1
+options_b=$2
 for ((r = 1; r <= reps; r++)); do
-  # shellcheck disable=SC2086
-  "${priority[@]}" "$bin_a" train "${data_args[@]}" --epochs "$epochs" --quiet \
-    --json "$tmp/a-$r.json" $1 >/dev/null
-  # shellcheck disable=SC2086
-  "${priority[@]}" "$bin_b" train "${data_args[@]}" --epochs "$epochs" --quiet \
-    --json "$tmp/b-$r.json" $2 >/dev/null
+  # A first in odd repetitions, B first in even ones: back-to-back runs on a shared virtual
+  # machine were seen to alternate between fast and slow whichever build ran.
+  if ((r % 2)); then run_side a "$r" && run_side b "$r"; else run_side b "$r" && run_side a "$r"; fi
 done
+# epoch_quartile SIDE: the upper quartile of the samples/s of every full epoch of SIDE's runs.
+# Other work on the machine slows some epochs and never speeds one up, so this is steadier than
+# the runs' medians where the machine is shared.
+epoch_quartile() {
+  /usr/bin/python3 - "$tmp"/"$1"-*.json <<'PY'
+import json, sys
+rates = []
+for path in sys.argv[1:]:
+    report = json.load(open(path))
+    per_epoch = report["samples"] / max(1, len(report["epochs"]))
+    rates += [per_epoch / e["seconds"] for e in report["epochs"] if e["seconds"] > 0]
+rates.sort()
+print(f"{rates[(3 * (len(rates) - 1)) // 4]:.0f} {len(rates)}" if rates else "0 0")
+PY
+}
 read -r ma la ha < <(for ((r = 1; r <= reps; r++)); do rate "$tmp/a-$r.json"; done | summary)
 read -r mb lb hb < <(for ((r = 1; r <= reps; r++)); do rate "$tmp/b-$r.json"; done | summary)
 printf '| side | options | samples/s (median of %s) | range |\n|---|---|---|---|\n' "$reps"
 printf '| A | %s | %s | %s-%s |\n| B | %s | %s | %s-%s |\n' "$1" "$ma" "$la" "$ha" "$2" "$mb" "$lb" "$hb"
 echo "B/A = $(echo "$mb $ma" | awk '{printf "%.3f", $1/$2}')"
+read -r qa na < <(epoch_quartile a)
+read -r qb nb < <(epoch_quartile b)
+echo "epochs' upper quartile: A $qa ($na epochs), B $qb ($nb epochs), B/A = $(echo "$qb $qa" |
+  awk '{printf "%.3f", ($2 > 0 ? $1 / $2 : 0)}')"
