@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -94,6 +95,30 @@ TEST_CASE("every policy applies the same single-threaded update") {
   for (const auto policy : {Policy::kRacy, Policy::kAtomic, Policy::kStriped, Policy::kLocked}) {
     CAPTURE(to_string(policy));
     CHECK(dispatch_policy(policy, run) == expected);
+  }
+}
+
+TEST_CASE("a sparse update writes its nonzeros in order, whatever their count") {
+  // Lengths around the loops' groups of four, and an index repeated, so that the order of
+  // the writes shows in the result: each write doubles what the one before left.
+  for (std::size_t n = 0; n <= 9; ++n) {
+    CAPTURE(n);
+    std::vector<std::uint32_t> idx(n);
+    for (std::size_t k = 0; k < n; ++k) idx[k] = k % 3 == 2 ? 5 : static_cast<std::uint32_t>(k);
+    const auto op = [](float old, std::size_t k) { return 2.0f * old + static_cast<float>(k); };
+    std::vector<float> expected(10, 1.0f);
+    for (std::size_t k = 0; k < n; ++k) expected[idx[k]] = op(expected[idx[k]], k);
+    const auto run = [&](auto policy) {
+      ParamStore store(10);
+      std::fill(store.data(), store.data() + store.size(), 1.0f);
+      decltype(policy)::sparse_update(store, idx, op);
+      return store.snapshot();
+    };
+    for (const auto policy :
+         {Policy::kSerial, Policy::kRacy, Policy::kAtomic, Policy::kStriped, Policy::kLocked}) {
+      CAPTURE(to_string(policy));
+      CHECK(dispatch_policy(policy, run) == expected);
+    }
   }
 }
 

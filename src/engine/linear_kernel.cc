@@ -448,12 +448,12 @@ class Engine {
 
   HOGWILD_FORCE_INLINE inline void replica_apply(float* w, std::uint32_t r, float coef) {
     rows_.visit(r, [&](const auto* idx, auto values, std::size_t n) {
-      for (std::size_t k = 0; k < n; ++k) {
+      detail::for_each_by_four(n, [&](std::size_t k) {
         const std::uint32_t j = idx[k];
         float v = w[j] + coef * values[k];
         if constexpr (kRegularised) v *= shrink_[j];
         w[j] = v;
-      }
+      });
     });
   }
 
