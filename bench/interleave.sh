@@ -48,7 +48,9 @@ options_b=$2
 for ((r = 1; r <= reps; r++)); do
   # A first in odd repetitions, B first in even ones: back-to-back runs on a shared virtual
   # machine were seen to alternate between fast and slow whichever build ran.
-  if ((r % 2)); then run_side a "$r" && run_side b "$r"; else run_side b "$r" && run_side a "$r"; fi
+  order=(a b)
+  ((r % 2)) || order=(b a)
+  for side in "${order[@]}"; do run_side "$side" "$r"; done
 done
 # epoch_quartile SIDE: the upper quartile of the samples/s of every full epoch of SIDE's runs.
 # Other work on the machine slows some epochs and never speeds one up, so this is steadier than
@@ -59,8 +61,9 @@ import json, sys
 rates = []
 for path in sys.argv[1:]:
     report = json.load(open(path))
-    per_epoch = report["samples"] / max(1, len(report["epochs"]))
-    rates += [per_epoch / e["seconds"] for e in report["epochs"] if e["seconds"] > 0]
+    trained = [e for e in report["epochs"] if e["epoch"] >= 1]  # epoch 0: the initial model
+    per_epoch = report["samples"] / max(1, len(trained))
+    rates += [per_epoch / e["seconds"] for e in trained if e["seconds"] > 0]
 rates.sort()
 print(f"{rates[(3 * (len(rates) - 1)) // 4]:.0f} {len(rates)}" if rates else "0 0")
 PY
