@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -66,6 +67,32 @@ TEST_CASE("multi-chunk parse gives the same result and the right line numbers") 
   } catch (const InputError& e) {
     CHECK(std::string(e.what()) ==
           "big.svm:31234: expected a numeric value for feature 5, found 'oops'");
+  }
+}
+
+TEST_CASE("':' in comments and query ids, in every chunk, leave the rows as without them") {
+  // Each chunk's nonzeros are parsed into room counted from its ':'; these leave some of it
+  // unused, so every later chunk's rows move down to close the gaps.
+  SparseGeneratorConfig c;
+  c.rows = 40000;  // a few MB of text: several chunks
+  c.features = 1000;
+  c.nnz_per_row = 10;
+  const std::string plain = to_text(generate_sparse(c).train);
+  std::string annotated;
+  std::size_t line = 0;
+  for (std::size_t begin = 0; begin < plain.size(); ++line) {
+    const std::size_t end = plain.find('\n', begin);
+    const std::string row = plain.substr(begin, end - begin);
+    const std::size_t label_end = std::min(row.find(' '), row.size());
+    annotated += row.substr(0, label_end) + " qid:" + std::to_string(line % 5) +
+                 row.substr(label_end) + (line % 3 == 0 ? " # seen: 12:00, a:b\n" : "\n");
+    begin = end + 1;
+  }
+  REQUIRE(annotated.size() > (3u << 20));
+  const Dataset expected = parse_libsvm(plain, "mem", {.threads = 1});
+  for (const int threads : {1, 2, 8}) {
+    CAPTURE(threads);
+    test::check_same_rows(expected, parse_libsvm(annotated, "mem", {.threads = threads}));
   }
 }
 

@@ -26,12 +26,16 @@
 namespace hogwild {
 namespace {
 
-// The part of the file one task parses: whole lines, and what came out of them.
+// The part of the file one task parses: whole lines, and what came out of them. Its nonzeros
+// are stored straight into its slot of the data set's arrays, which has room for one per ':' of
+// its text (every stored pair has one), so they are not copied after parsing.
 struct Chunk {
   std::string_view text;
+  std::size_t pairs = 0;                // ':' in text: the room of the slot
   std::vector<std::uint64_t> row_ends;  // nnz count after each row, chunk-local
-  std::vector<std::uint32_t> indices;
-  std::vector<float> values;
+  std::uint32_t* indices = nullptr;     // the slot, `pairs` long
+  float* values = nullptr;
+  std::size_t nnz = 0;  // nonzeros stored
   std::vector<float> labels;
   std::size_t lines = 0;
   std::uint64_t max_index = 0;                               // 1 + largest stored index
@@ -103,13 +107,12 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
   if (!std::isfinite(*label)) {
     return fmt::format("expected a finite label, found {}", detail::quote(label_token));
   }
-  const std::size_t row_begin = chunk.indices.size();
+  const std::size_t row_begin = chunk.nnz;
   std::int64_t previous = -1;
   for (std::string_view token = next_token(); !token.empty(); token = next_token()) {
     const auto colon = token.find(':');
     if (colon == std::string_view::npos) {
-      chunk.indices.resize(row_begin);
-      chunk.values.resize(row_begin);
+      chunk.nnz = row_begin;
       return fmt::format("expected index:value, found {}", detail::quote(token));
     }
     const std::string_view index_text = token.substr(0, colon);
@@ -119,8 +122,7 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
       const auto [p, ec] =
           std::from_chars(value_text.data(), value_text.data() + value_text.size(), qid);
       if (ec != std::errc() || p != value_text.data() + value_text.size()) {
-        chunk.indices.resize(row_begin);
-        chunk.values.resize(row_begin);
+        chunk.nnz = row_begin;
         return fmt::format("expected an integer query id in qid:N, found {}", detail::quote(token));
       }
       continue;
@@ -157,8 +159,7 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
       }
     }
     if (error) {
-      chunk.indices.resize(row_begin);
-      chunk.values.resize(row_begin);
+      chunk.nnz = row_begin;
       return error;
     }
     previous = static_cast<std::int64_t>(index);
@@ -167,24 +168,21 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
         chunk.top_index_line == 0) {
       chunk.top_index_line = chunk.lines;
     }
-    chunk.indices.push_back(static_cast<std::uint32_t>(index - chunk.base));
-    chunk.values.push_back(*value);
+    chunk.indices[chunk.nnz] = static_cast<std::uint32_t>(index - chunk.base);
+    chunk.values[chunk.nnz] = *value;
+    ++chunk.nnz;
   }
-  if (chunk.indices.size() > row_begin) {
-    chunk.max_index = std::max<std::uint64_t>(chunk.max_index, chunk.indices.back() + 1ull);
+  if (chunk.nnz > row_begin) {
+    chunk.max_index = std::max<std::uint64_t>(chunk.max_index, chunk.indices[chunk.nnz - 1] + 1ull);
   }
   chunk.labels.push_back(*label);
-  chunk.row_ends.push_back(chunk.indices.size());
+  chunk.row_ends.push_back(chunk.nnz);
   return std::nullopt;
 }
 
+// Parses the chunk's text into its slot (indices and values set) and its rows.
 void parse_chunk(Chunk& chunk) {
-  // Sized once from the separators (a bound: comments may hold more): grown by doubling, the
-  // vectors were copied and their new pages faulted in again and again, a third of a load.
   const auto lines = static_cast<std::size_t>(std::ranges::count(chunk.text, '\n')) + 1;
-  const auto pairs = static_cast<std::size_t>(std::ranges::count(chunk.text, ':'));
-  detail::reserve_on_huge_pages(chunk.indices, pairs);
-  detail::reserve_on_huge_pages(chunk.values, pairs);
   chunk.labels.reserve(lines);
   chunk.row_ends.reserve(lines);
   std::string_view rest = chunk.text;
@@ -204,6 +202,11 @@ void parse_chunk(Chunk& chunk) {
 std::size_t line_of_example(std::string_view text, std::uint32_t base, std::size_t example) {
   Chunk scratch;
   scratch.base = base;
+  const auto pairs = static_cast<std::size_t>(std::ranges::count(text, ':'));
+  std::vector<std::uint32_t> indices(pairs);
+  std::vector<float> values(pairs);
+  scratch.indices = indices.data();
+  scratch.values = values.data();
   std::size_t line_number = 0;
   while (!text.empty()) {
     const auto newline = text.find('\n');
@@ -258,7 +261,8 @@ bool resolve_base(std::vector<Chunk>& chunks, IndexBase base, std::string_view n
   if (!zero_based) {
     arena.execute([&] {
       tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t c) {
-        for (auto& index : chunks[c].indices) --index;
+        std::for_each(chunks[c].indices, chunks[c].indices + chunks[c].nnz,
+                      [](std::uint32_t& index) { --index; });
         if (chunks[c].max_index > 0) --chunks[c].max_index;
       });
     });
@@ -307,9 +311,25 @@ Dataset parse_text(std::string_view text, std::string_view name, const LibsvmRea
   }
 
   tbb::task_arena arena(threads);
+  // The data set's arrays with room for every ':' of the text, each chunk's slot after the
+  // one before: fresh memory faulted in once, on every core (where the chunks parsed into
+  // vectors of their own and were copied into the arrays, that was twice).
+  Dataset data;
   arena.execute([&] {
-    tbb::parallel_for(std::size_t{0}, chunks.size(),
-                      [&](std::size_t c) { parse_chunk(chunks[c]); });
+    tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t c) {
+      chunks[c].pairs = static_cast<std::size_t>(std::ranges::count(chunks[c].text, ':'));
+    });
+  });
+  std::vector<std::size_t> slot_base(chunks.size() + 1, 0);
+  for (std::size_t c = 0; c < chunks.size(); ++c) slot_base[c + 1] = slot_base[c] + chunks[c].pairs;
+  detail::resize_on_huge_pages(data.indices, slot_base.back());
+  detail::resize_on_huge_pages(data.values, slot_base.back());
+  arena.execute([&] {
+    tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t c) {
+      chunks[c].indices = data.indices.data() + slot_base[c];
+      chunks[c].values = data.values.data() + slot_base[c];
+      parse_chunk(chunks[c]);
+    });
   });
 
   std::size_t line_base = 0;
@@ -323,7 +343,7 @@ Dataset parse_text(std::string_view text, std::string_view name, const LibsvmRea
     }
     line_base += chunk.lines;
     rows += chunk.labels.size();
-    nnz += chunk.indices.size();
+    nnz += chunk.nnz;
   }
   const bool zero_based = resolve_base(chunks, options.index_base, name, placement, arena);
   if (options.binary_labels) check_two_classes(chunks, name, placement);
@@ -333,25 +353,29 @@ Dataset parse_text(std::string_view text, std::string_view name, const LibsvmRea
                     line_base + 1, text.empty() ? "an empty file" : "only blank or comment lines"));
   }
 
-  Dataset data;
   data.source = std::string(name);
   data.zero_based = zero_based;
   for (const auto& chunk : chunks) data.num_features = std::max(data.num_features, chunk.max_index);
   data.row_offsets.resize(rows + 1);
-  detail::resize_on_huge_pages(data.indices, nnz);
-  detail::resize_on_huge_pages(data.values, nnz);
   data.labels.resize(rows);
   std::vector<std::size_t> row_base(chunks.size() + 1, 0);
   std::vector<std::size_t> nnz_base(chunks.size() + 1, 0);
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     row_base[c + 1] = row_base[c] + chunks[c].labels.size();
-    nnz_base[c + 1] = nnz_base[c] + chunks[c].indices.size();
+    nnz_base[c + 1] = nnz_base[c] + chunks[c].nnz;
   }
+  // A chunk whose comments or query ids held ':' left room unused: the later slots move down
+  // (in order, each to an offset at or below its own). Ordinary files move nothing.
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    if (nnz_base[c] == slot_base[c]) continue;
+    std::copy_n(chunks[c].indices, chunks[c].nnz, data.indices.begin() + nnz_base[c]);
+    std::copy_n(chunks[c].values, chunks[c].nnz, data.values.begin() + nnz_base[c]);
+  }
+  data.indices.resize(nnz);
+  data.values.resize(nnz);
   arena.execute([&] {
     tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t c) {
       auto& chunk = chunks[c];
-      std::copy(chunk.indices.begin(), chunk.indices.end(), data.indices.begin() + nnz_base[c]);
-      std::copy(chunk.values.begin(), chunk.values.end(), data.values.begin() + nnz_base[c]);
       std::copy(chunk.labels.begin(), chunk.labels.end(), data.labels.begin() + row_base[c]);
       for (std::size_t r = 0; r < chunk.row_ends.size(); ++r) {
         data.row_offsets[row_base[c] + r + 1] = nnz_base[c] + chunk.row_ends[r];
