@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "engine/hot_rows.h"
 #include "engine/replica_merge.h"
@@ -435,6 +436,42 @@ TEST_CASE("--replicate auto: a model wider than 1M weights replicates its hot fe
   CHECK(resolved_replicas(c, fifth).merge_every == 682);
   CHECK(resolved_replicas(c, fifth).hot_features == 100);
   CHECK(!resolved_replicas(c, fifth).hot_share);
+}
+
+TEST_CASE("Callbacks::on_start: once, before the first record, with the run's replica plan") {
+  // The plan a run reports to on_start is what resolved_replicas works out on its own, for
+  // hot replicas taken (a quarter), refused (a fifth) and whole replicas (narrow data).
+  const auto narrow = zipf_problem(2000);
+  const Dataset quarter = wide_rows(3), fifth = wide_rows(4);
+  for (const Dataset* data : {&quarter, &fifth, &narrow.train}) {
+    TrainConfig c;
+    c.threads = 2;
+    c.epochs = 1;
+    const ReplicaPlan plan = resolved_replicas(c, *data);
+    int starts = 0, records_at_start = -1;
+    std::optional<Report> seen;
+    Callbacks callbacks;
+    callbacks.on_start = [&](const Report& r) {
+      ++starts;
+      records_at_start = static_cast<int>(r.epochs.size());
+      seen = r;
+    };
+    int records = 0;
+    callbacks.on_epoch = [&](const EpochRecord&) {
+      CHECK(starts == 1);
+      ++records;
+    };
+    const Report report = train(c, *data, nullptr, callbacks);
+    CHECK(starts == 1);
+    CHECK(records_at_start == 0);
+    CHECK(records == 2);  // the initial model's and the epoch's
+    REQUIRE(seen);
+    CHECK(seen->config.replicate == plan.merge_every);
+    CHECK(seen->config.hot_features == plan.hot_features);
+    CHECK(seen->hot_share == plan.hot_share);
+    CHECK(seen->mean_merged_features == report.mean_merged_features);
+    CHECK(report.config.replicate == plan.merge_every);
+  }
 }
 
 TEST_CASE("--replicate auto: the hot share is the sum of the largest counts over all of them") {

@@ -228,7 +228,7 @@ struct Plan {
   hogwild::Checkpoint checkpoint;
   std::size_t copies = 1;  // model-sized buffers: parameters plus optimiser state
   std::string cause;       // what makes the model as large as it is
-  std::string header;      // the data and model lines
+  std::string header;      // the data line; the model lines wait for the run's plan
 };
 
 // Refuses a model of `parameters` floats (times plan.copies) above --max-parameters or above
@@ -253,6 +253,60 @@ void check_model_size(const TrainArgs& a, std::size_t parameters, const Plan& pl
   }
 }
 
+// What the replicas line says: samples between merges, the share of the nonzeros auto found
+// in a wide model's hottest features, and the heavy features merged as the workers' mean change;
+// for softmax and mlp, that each worker keeps its own optimiser state. From the run's resolved
+// plan (Callbacks::on_start), so the features are counted once.
+std::string replicas_text(const hogwild::TrainConfig& given, const hogwild::Report& run) {
+  const int merge_every = run.config.replicate;
+  const std::size_t hot = run.config.hot_features;
+  const char* automatic = given.replicate == hogwild::TrainConfig::kReplicateAuto ? " (auto)" : "";
+  if (!hogwild::is_linear(run.config.model)) {
+    if (merge_every == 0) return "off";
+    return fmt::format("merged every {} samples{}, each worker with its own optimiser state",
+                       merge_every, automatic);
+  }
+  if (merge_every == 0) {
+    if (!run.hot_share) return "off";
+    return fmt::format(
+        "off (auto: the {} hottest features hold {:.1f}% of the nonzeros, under {:g}%)",
+        hogwild::TrainConfig::kAutoHotFeatures, 100 * *run.hot_share,
+        100 * hogwild::TrainConfig::kAutoHotMinShare);
+  }
+  std::string text = fmt::format("merged every {} samples{}{}", merge_every, automatic,
+                                 hot > 0 ? fmt::format(", the {} hottest features only", hot) : "");
+  if (run.hot_share) text += fmt::format(" ({:.1f}% of the nonzeros)", 100 * *run.hot_share);
+  const std::size_t heavy = run.mean_merged_features;
+  if (heavy == 0) return text;
+  return fmt::format(
+      "{}; {} feature{} over {:g}% of the squared values merged as the workers' mean change", text,
+      heavy, heavy == 1 ? "" : "s", 100 * hogwild::TrainConfig::kMeanMergeMinShare);
+}
+
+// The model line and the line of delay, row order and replicas.
+std::string model_lines(const TrainArgs& a, const std::string& replicas) {
+  const auto& config = a.config;
+  const auto r = config.resolved();
+  const auto& o = r.optimizer;
+  const auto* mf = std::get_if<hogwild::FactorisationModel>(&r.model);
+  return fmt::format(
+      "model: {}{}, optimizer: {}, step: {}, schedule: {}{}, minibatches: {}, l2: {}{}, "
+      "policy: {}, {}: {}, epochs: {}\ndelay: {}, order: {}, replicas: {}\n",
+      hogwild::model_name(r.model),
+      std::holds_alternative<hogwild::MlpModel>(r.model) ? " (hidden " + a.hidden + ")"
+      : mf                                               ? fmt::format(" (rank {})", mf->rank)
+                                                         : "",
+      hogwild::to_string(o.kind), o.auto_step ? std::string("auto") : fmt::format("{}", *o.step),
+      hogwild::to_string(o.schedule),
+      o.schedule == hogwild::Schedule::kEpoch ? fmt::format(" (decay {})", o.decay) : "",
+      r.schedule->text, *r.l2, *r.average ? ", average: epochs" : "", hogwild::to_string(r.policy),
+      r.simulate > 0 ? "virtual workers" : "threads", r.workers(), r.epochs, r.delay.text,
+      r.block_rows > 0
+          ? fmt::format("blocks of {} stored rows (storage shuffled at load)", r.block_rows)
+          : "a fresh permutation of the rows each epoch",
+      replicas);
+}
+
 template <class Data>
 int train_and_report(const TrainArgs& a, Processes& processes, const StopOnSignal& stop,
                      const Data& train, const Data* test, Plan& plan) {
@@ -270,9 +324,16 @@ int train_and_report(const TrainArgs& a, Processes& processes, const StopOnSigna
   callbacks.exchange = processes.exchange();
   callbacks.data_part = processes.exchange() != nullptr && std::is_same_v<Data, hogwild::Dataset>;
   const bool root = processes.root();
-  if (root) fmt::print("{}", plan.header);
+  if (root) {
+    fmt::print("{}", plan.header);
+    std::fflush(stdout);
+    callbacks.on_start = [&](const hogwild::Report& run) {
+      fmt::print("{}", model_lines(a, replicas_text(config, run)));
+      if (!a.quiet) print_table_header(config);
+      std::fflush(stdout);
+    };
+  }
   if (root && !a.quiet) {
-    print_table_header(config);
     callbacks.on_epoch = [&](const hogwild::EpochRecord& r) {
       print_epoch(r, config);
       std::fflush(stdout);
@@ -351,64 +412,6 @@ std::string describe(Plan& p, const hogwild::Ratings& train, const hogwild::Rati
                      train.num_items, test ? fmt::format("; test: {} ratings", test->size()) : "");
 }
 
-// What the replicas line says: samples between merges, the share of the nonzeros auto found
-// in a wide model's hottest features, and the heavy features merged as the workers' mean change.
-std::string replicas_text(const TrainArgs& a, const hogwild::Dataset& train) {
-  const auto [merge_every, hot, hot_share] = hogwild::resolved_replicas(a.config, train);
-  if (merge_every == 0) {
-    if (!hot_share) return "off";
-    return fmt::format(
-        "off (auto: the {} hottest features hold {:.1f}% of the nonzeros, under {:g}%)",
-        hogwild::TrainConfig::kAutoHotFeatures, 100 * *hot_share,
-        100 * hogwild::TrainConfig::kAutoHotMinShare);
-  }
-  std::string text =
-      fmt::format("merged every {} samples{}{}", merge_every,
-                  a.config.replicate == hogwild::TrainConfig::kReplicateAuto ? " (auto)" : "",
-                  hot > 0 ? fmt::format(", the {} hottest features only", hot) : "");
-  if (hot_share) text += fmt::format(" ({:.1f}% of the nonzeros)", 100 * *hot_share);
-  if (a.config.workers() < 2) return text;
-  const std::size_t heavy =
-      hogwild::heavy_features(train, hogwild::TrainConfig::kMeanMergeMinShare).size();
-  if (heavy == 0) return text;
-  return fmt::format(
-      "{}; {} feature{} over {:g}% of the squared values merged as the workers' mean change", text,
-      heavy, heavy == 1 ? "" : "s", 100 * hogwild::TrainConfig::kMeanMergeMinShare);
-}
-
-// What the replicas line says for softmax and mlp on dense features.
-std::string model_replicas_text(const hogwild::TrainConfig& config) {
-  const int merge_every = config.resolved_model_replicate(true);
-  if (merge_every == 0) return "off";
-  return fmt::format("merged every {} samples{}, each worker with its own optimiser state",
-                     merge_every,
-                     config.replicate == hogwild::TrainConfig::kReplicateAuto ? " (auto)" : "");
-}
-
-// The model line and the line of delay, row order and replicas.
-std::string model_lines(const TrainArgs& a, const std::string& replicas) {
-  const auto& config = a.config;
-  const auto r = config.resolved();
-  const auto& o = r.optimizer;
-  const auto* mf = std::get_if<hogwild::FactorisationModel>(&r.model);
-  return fmt::format(
-      "model: {}{}, optimizer: {}, step: {}, schedule: {}{}, minibatches: {}, l2: {}{}, "
-      "policy: {}, {}: {}, epochs: {}\ndelay: {}, order: {}, replicas: {}\n",
-      hogwild::model_name(r.model),
-      std::holds_alternative<hogwild::MlpModel>(r.model) ? " (hidden " + a.hidden + ")"
-      : mf                                               ? fmt::format(" (rank {})", mf->rank)
-                                                         : "",
-      hogwild::to_string(o.kind), o.auto_step ? std::string("auto") : fmt::format("{}", *o.step),
-      hogwild::to_string(o.schedule),
-      o.schedule == hogwild::Schedule::kEpoch ? fmt::format(" (decay {})", o.decay) : "",
-      r.schedule->text, *r.l2, *r.average ? ", average: epochs" : "", hogwild::to_string(r.policy),
-      r.simulate > 0 ? "virtual workers" : "threads", r.workers(), r.epochs, r.delay.text,
-      r.block_rows > 0
-          ? fmt::format("blocks of {} stored rows (storage shuffled at load)", r.block_rows)
-          : "a fresh permutation of the rows each epoch",
-      replicas);
-}
-
 template <class Data>
 int train_on(const TrainArgs& a, Processes& processes, const StopOnSignal& stop, const Data& train,
              const std::optional<Data>& test) {
@@ -419,18 +422,10 @@ int train_on(const TrainArgs& a, Processes& processes, const StopOnSignal& stop,
   plan.copies = 1 + hogwild::state_buffers(config.optimizer.kind) +
                 (hogwild::is_linear(config.model) && config.l2_strength() > 0 ? 2 : 0);
   plan.header = describe(plan, train, test ? &*test : nullptr, processes);
-  // Before the replicas line, whose plan counts the features of a wide model: a model-sized
-  // array.
+  // Before the run allocates its model-sized arrays.
   if (const std::size_t params = hogwild::checkpoint_parameters(plan.checkpoint); params > 0) {
     check_model_size(a, params, plan);
   }
-  std::string replicas = "off";
-  if constexpr (std::is_same_v<Data, hogwild::Dataset>) {
-    if (hogwild::is_linear(config.model)) replicas = replicas_text(a, train);
-  } else if constexpr (std::is_same_v<Data, hogwild::DenseDataset>) {
-    replicas = model_replicas_text(config);
-  }
-  plan.header += model_lines(a, replicas);
   return train_and_report(a, processes, stop, train, test ? &*test : nullptr, plan);
 }
 

@@ -432,6 +432,9 @@ struct Report {
   /// Linear models with replicas: the features merged as the workers' mean change
   /// (TrainConfig::kMeanMergeMinShare).
   std::size_t mean_merged_features = 0;
+  /// Linear models where `auto` weighed replicas of the hottest features: the share of the
+  /// nonzeros that the TrainConfig::kAutoHotFeatures hottest hold (ReplicaPlan::hot_share).
+  std::optional<double> hot_share;
   int resumed_from = 0;  ///< the epoch the run continued from (0: a fresh start)
   /// Trained across processes (Callbacks::exchange): what the sharing did.
   std::optional<ExchangeSummary> exchange;
@@ -439,6 +442,10 @@ struct Report {
 
 /// Hooks the trainer calls; all optional. Called on the caller's thread.
 struct Callbacks {
+  /// Once the run is set up, before the initial model's evaluation: the report with its
+  /// configuration resolved (replicas, hot features, step) and the data described, its records
+  /// still empty. The place to print what the run will do without working it out twice.
+  std::function<void(const Report&)> on_start;
   std::function<void(const EpochRecord&)> on_epoch;  ///< after each epoch's evaluation
   /// After each completed epoch (after on_epoch), with the state to continue from: the place
   /// to write a checkpoint. Workers are stopped while it runs.

@@ -660,6 +660,7 @@ DriverResult drive(const DriverConfig& config, Kernel& kernel, const DriverHooks
 void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
                 const Callbacks& callbacks, const TrainState* resume,
                 std::span<const WorkerStats* const> workers, ParamStore& store, Policy policy) {
+  if (callbacks.on_start) callbacks.on_start(report);
   DriverHooks hooks{callbacks.on_epoch,
                     callbacks.on_epoch_state,
                     callbacks.stop,

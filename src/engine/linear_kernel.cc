@@ -1355,6 +1355,7 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   const ReplicaPlan replicas = resolved_replicas(raw, train_data, counts);
   report.config.replicate = replicas.merge_every;
   report.config.hot_features = replicas.hot_features;
+  report.hot_share = replicas.hot_share;
   const TrainConfig& config = report.config;
   const LossKind loss = std::get<LinearModel>(config.model).loss;
   report.data = {

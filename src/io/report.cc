@@ -399,6 +399,7 @@ ordered_json linear_report_json(const Report& report) {
   }
   // Only with some, so the reports of runs without keep their bytes.
   if (report.mean_merged_features > 0) json["mean_merged_features"] = report.mean_merged_features;
+  if (report.hot_share) json["hot_share"] = *report.hot_share;
   if (!report.labels.empty()) {
     json["label_values"] = {{"negative", report.labels[0]}, {"positive", report.labels[1]}};
   }
