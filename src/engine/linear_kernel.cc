@@ -1284,6 +1284,9 @@ void resume_weights(const TrainState& resume, bool averaging, std::span<float> w
 // to their places under run.numbers.
 void renumber_weights(LinearRun& run) {
   const auto move = [&](std::span<float> weights) {
+    // A fresh model (all +0) reads the same in any order: only a resumed one moves.
+    const auto zero = [](float w) { return std::bit_cast<std::uint32_t>(w) == 0; };
+    if (std::all_of(weights.begin(), weights.end(), zero)) return;
     const std::vector<float> given(weights.begin(), weights.end());
     run.arena.execute([&] { detail::to_numbered(given, run.numbers, weights); });
   };
