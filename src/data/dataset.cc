@@ -157,7 +157,7 @@ void shuffle_rows(Dataset& data, std::uint64_t seed) {
   const std::size_t n = data.rows();
   const std::vector<std::size_t> permutation = storage_order(n, seed);
   Dataset shuffled;
-  shuffled.row_offsets.resize(n + 1);
+  shuffled.row_offsets.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t r = permutation[i];
     shuffled.row_offsets[i + 1] =
