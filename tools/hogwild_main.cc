@@ -255,6 +255,36 @@ int run_gen_ratings(const GenRatingsOptions& o) {
   return 0;
 }
 
+// The subcommands of `command`, comma-separated.
+std::string subcommand_names(const CLI::App& command) {
+  std::string names;
+  for (const auto* sub : command.get_subcommands({})) {
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  return names;
+}
+
+// What is wrong with the command words of argv, or "": a command (and gen's generator) must be
+// given and known. CLI11 says only "A subcommand is required" for a missing or a misspelt one.
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+  const auto word = [&](int i) { return i < argc && argv[i][0] != '-' ? argv[i] : ""; };
+  const auto check = [](const CLI::App& command, std::string_view given, std::string_view what,
+                        std::string_view under) -> std::string {
+    for (const auto* sub : command.get_subcommands({})) {
+      if (sub->get_name() == given) return "";
+    }
+    const std::string names = subcommand_names(command);
+    if (given.empty())
+      return fmt::format("{}expected a {}, one of {} (see --help)", under, what, names);
+    return fmt::format("{}unknown {} '{}'; expected one of {} (see --help)", under, what, given,
+                       names);
+  };
+  if (argc > 1 && argv[1][0] == '-') return "";  // --help, or an option CLI11 will name
+  if (std::string wrong = check(app, word(1), "command", ""); !wrong.empty()) return wrong;
+  if (std::string_view(argv[1]) != "gen" || (argc > 2 && argv[2][0] == '-')) return "";
+  return check(*app.get_subcommand("gen"), word(2), "generator", "gen: ");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -286,15 +316,8 @@ int main(int argc, char** argv) {
       "linear run renumbers them by frequency).");
   info->add_option("file", info_path, "LIBSVM/SVMlight file")->required();
 
-  std::string known;
-  bool is_known = false;
-  for (const auto* sub : app.get_subcommands({})) {
-    known += (known.empty() ? "" : ", ") + sub->get_name();
-    is_known = is_known || (argc > 1 && sub->get_name() == argv[1]);
-  }
-  if (argc > 1 && argv[1][0] != '-' && !is_known) {
-    fmt::print(stderr, "hogwild: unknown command '{}'; expected one of {} (see --help)\n", argv[1],
-               known);
+  if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
+    fmt::print(stderr, "hogwild: {}\n", unknown);
     return kExitBadInput;
   }
   try {
