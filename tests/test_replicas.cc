@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 
 #include "engine/hot_rows.h"
 #include "engine/replica_merge.h"
@@ -182,6 +184,55 @@ TEST_CASE("hot_rows: each row's cold features, then its hot ones by slot") {
   // Row 0: cold 0 and 5, then feature 2 (slot 0) and 8 (slot 1); row 2 all hot; row 3 all cold.
   CHECK(rows.indices == std::vector<std::uint32_t>{0, 5, 0, 1, 0, 1, 1, 3});
   CHECK(rows.values == std::vector<float>{1, 3, 2, 4, 5, 6, 7, 8});
+  // Renumbered: cold features and `features` by their numbers, looked up or read per nonzero.
+  using V = std::vector<std::uint32_t>;
+  const V numbers{8, 7, 6, 5, 4, 3, 2, 1, 0};
+  V numbered;
+  for (const auto j : data.indices) numbered.push_back(numbers[j]);
+  const std::uint32_t* const per_nonzero[] = {nullptr, numbered.data()};
+  for (const std::uint32_t* given : per_nonzero) {
+    const auto renumbered = detail::hot_rows(data, {2, 8}, numbers, given);
+    CHECK(renumbered.features == V{6, 0});
+    CHECK(renumbered.cold_count == rows.cold_count);
+    CHECK(renumbered.indices == V{8, 3, 0, 1, 0, 1, 7, 5});
+    CHECK(renumbered.values == rows.values);
+  }
+}
+
+TEST_CASE("hot_rows: a hot feature's slot is its rank among the hot, across 64-feature words") {
+  // Hot features at the edges of the words of 64 that the layout counts them in.
+  const std::vector<std::uint32_t> hot{0, 63, 64, 127, 128, 130, 1000, 4095};
+  std::map<std::uint32_t, std::uint32_t> slot;
+  for (std::uint32_t s = 0; s < hot.size(); ++s) slot[hot[s]] = s;
+  Dataset data;
+  data.num_features = 4096;
+  detail::Rng rng(7);
+  for (int r = 0; r < 200; ++r) {
+    std::set<std::uint32_t> row;
+    while (row.size() < 12) {  // half the draws hot, so that rows mix the two
+      row.insert(rng.uniform() < 0.5 ? hot[rng.below(hot.size())]
+                                     : static_cast<std::uint32_t>(rng.below(4096)));
+    }
+    const std::vector<std::uint32_t> indices(row.begin(), row.end());
+    data.append(indices, std::vector<float>(indices.size(), 1.0f), 1.0f);
+  }
+  const auto rows = detail::hot_rows(data, hot);
+  for (std::size_t r = 0; r < data.rows(); ++r) {
+    std::vector<std::uint32_t> cold, slots;
+    for (const auto j : data.row(r).indices) {
+      if (slot.count(j)) {
+        slots.push_back(slot[j]);
+      } else {
+        cold.push_back(j);
+      }
+    }
+    std::vector<std::uint32_t> expected = cold;
+    expected.insert(expected.end(), slots.begin(), slots.end());
+    const auto begin = rows.indices.begin() + static_cast<std::ptrdiff_t>(data.row_offsets[r]);
+    CHECK(std::vector<std::uint32_t>(begin, begin + static_cast<std::ptrdiff_t>(expected.size())) ==
+          expected);
+    CHECK(rows.cold_count[r] == cold.size());
+  }
 }
 
 TEST_CASE("heaviest_feature_share, heavy_features: the features' shares of the squared values") {

@@ -30,8 +30,11 @@ std::vector<std::uint32_t> hottest_features(std::span<const std::uint32_t> count
 
 /// The rows of `data` laid out for replicas of `hot` (sorted feature indices). With `numbers`
 /// (feature_order.h), cold features and `features` are given by their numbers, the places
-/// they have in the renumbered store.
+/// they have in the renumbered store. `numbered`, where the caller has it, holds each nonzero's
+/// feature number (numbers[data.indices[k]], or the index itself without numbers; PackedRows's
+/// 32-bit indices), read in order where looking each number up missed the caches.
 HotRows hot_rows(const Dataset& data, std::vector<std::uint32_t> hot,
-                 std::span<const std::uint32_t> numbers = {});
+                 std::span<const std::uint32_t> numbers = {},
+                 const std::uint32_t* numbered = nullptr);
 
 }  // namespace hogwild::detail

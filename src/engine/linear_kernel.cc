@@ -1414,11 +1414,14 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
     run.numbers = detail::frequency_numbers(counts);
     renumber_weights(run);
   }
+  arena.execute([&] { run.rows.emplace(train_data, config.data_precision, run.numbers); });
+  report.training_rows = RowLayout{run.rows->index_bits(), to_string(run.rows->values()),
+                                   run.rows->bytes_per_nonzero(), run.rows->renumbered()};
   if (hot) {
     arena.execute([&] {
       run.hot.emplace(detail::hot_rows(
           train_data, detail::hottest_features(counts, config.hot_features, run.numbers),
-          run.numbers));
+          run.numbers, run.rows->wide_indices()));
     });
     report.config.hot_features = run.hot->features.size();
   } else {
@@ -1437,9 +1440,6 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
     }
     run.shrink.resize(dim);
   }
-  arena.execute([&] { run.rows.emplace(train_data, config.data_precision, run.numbers); });
-  report.training_rows = RowLayout{run.rows->index_bits(), to_string(run.rows->values()),
-                                   run.rows->bytes_per_nonzero(), run.rows->renumbered()};
   if (config.weights == WeightPrecision::kBf16) {
     if (callbacks.exchange != nullptr) {
       throw InputError(

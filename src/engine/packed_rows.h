@@ -116,6 +116,9 @@ class PackedRows {
 
   /// 16 or 32.
   int index_bits() const { return narrow_ ? 16 : 32; }
+  /// The 32-bit indices of every nonzero (renumbered where the rows are), or nullptr where they
+  /// are stored in 16 bits.
+  const std::uint32_t* wide_indices() const { return narrow_ ? nullptr : wide_indices_; }
   /// True when the features are renumbered (the constructor's `numbers`).
   bool renumbered() const { return renumbered_; }
   /// How the values are stored.
