@@ -113,9 +113,11 @@ inline void merge_lines_x86(float* shared, float* replica, float* base, std::siz
 /// re-reads it into replica and base: lines the replica changed go through the policy's dense
 /// update, the others are only re-read, so untouched lines stay where they are. (Per coordinate,
 /// with a branch on each change, the racy merge ran fewer instructions but was 25-40% slower end
-/// to end.) `workers` is how many merge concurrently.
+/// to end.) `workers` is how many merge concurrently (it picks the vector merge, which
+/// ThreadSanitizer builds do not compile).
 template <class P>
-void merge_replica(ParamStore& store, float* replica, float* base, std::size_t dim, int workers) {
+void merge_replica(ParamStore& store, float* replica, float* base, std::size_t dim,
+                   [[maybe_unused]] int workers) {
   const float* shared = store.data();
   constexpr std::size_t kBlock = 16;  // one cache line of floats
   std::size_t whole = 0;              // lines done four floats at a time (racy, x86-64)
