@@ -3,6 +3,7 @@
 // Exit codes: 0 success; 2 bad usage or bad input data; 3 divergence; anything else is a bug.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <tbb/global_control.h>
 
 #include <CLI/CLI.hpp>
@@ -255,29 +256,21 @@ int run_gen_ratings(const GenRatingsOptions& o) {
   return 0;
 }
 
-// The subcommands of `command`, comma-separated.
-std::string subcommand_names(const CLI::App& command) {
-  std::string names;
-  for (const auto* sub : command.get_subcommands({})) {
-    names += (names.empty() ? "" : ", ") + sub->get_name();
-  }
-  return names;
-}
-
 // What is wrong with the command words of argv, or "": a command (and gen's generator) must be
 // given and known. CLI11 says only "A subcommand is required" for a missing or a misspelt one.
 std::string unknown_command(const CLI::App& app, int argc, char** argv) {
   const auto word = [&](int i) { return i < argc && argv[i][0] != '-' ? argv[i] : ""; };
   const auto check = [](const CLI::App& command, std::string_view given, std::string_view what,
                         std::string_view under) -> std::string {
-    for (const auto* sub : command.get_subcommands({})) {
-      if (sub->get_name() == given) return "";
+    std::vector<std::string> names;
+    for (const auto* sub : command.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), given) != names.end()) return "";
+    if (given.empty()) {
+      return fmt::format("{}expected a {}, one of {} (see --help)", under, what,
+                         fmt::join(names, ", "));
     }
-    const std::string names = subcommand_names(command);
-    if (given.empty())
-      return fmt::format("{}expected a {}, one of {} (see --help)", under, what, names);
     return fmt::format("{}unknown {} '{}'; expected one of {} (see --help)", under, what, given,
-                       names);
+                       fmt::join(names, ", "));
   };
   if (argc > 1 && argv[1][0] == '-') return "";  // --help, or an option CLI11 will name
   if (std::string wrong = check(app, word(1), "command", ""); !wrong.empty()) return wrong;
