@@ -1,8 +1,13 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -113,6 +118,59 @@ TEST_CASE("accepted syntax: qid, comments, blank lines, CRLF, +1 and 0/1 labels,
   CHECK(d.row_offsets == std::vector<std::uint64_t>{0, 2, 4, 5, 5});
   CHECK(d.num_features == 10);
   CHECK(d.source == "ok.svm");
+}
+
+// A number as files write it: a sign or none, digits (leading zeros too), a fraction of up to 12
+// digits, now and then an exponent; around the lengths where the reader's exact shortcut for
+// plain decimals (mantissas to 2^24, fractions to 10 digits) hands over to the general one.
+std::string random_number_text(std::mt19937_64& rng) {
+  const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  std::string text = std::array<const char*, 4>{"", "", "-", "+"}[pick(4)];
+  const int integer_digits = 1 + pick(9);
+  for (int i = 0; i < integer_digits; ++i) text += static_cast<char>('0' + pick(10));
+  if (pick(4) > 0) {
+    text += '.';
+    const int fraction_digits = 1 + pick(12);
+    for (int i = 0; i < fraction_digits; ++i) text += static_cast<char>('0' + pick(10));
+  }
+  if (pick(10) == 0) text += fmt::format("e{}{}", pick(2) ? "-" : "", pick(20));
+  return text;
+}
+
+TEST_CASE("labels and values read as strtof rounds them, bit for bit, in every form") {
+  std::mt19937_64 rng(17);
+  std::vector<std::string> numbers = {"16777216",    "16777217",     "-16777217",
+                                      "1677721.7",   "0.0000000001", "0.00000000001",
+                                      "-0",          "+0.5",         "000000000000000000001",
+                                      "1234567.891", "0.1",          "9999999999"};
+  while (numbers.size() < 60000) numbers.push_back(random_number_text(rng));
+  std::string text;
+  std::vector<std::string> labels;
+  std::vector<std::string> values;
+  for (std::size_t k = 0; k < numbers.size(); k += 6) {
+    labels.push_back(numbers[k]);
+    text += numbers[k];
+    for (std::size_t j = 1; j < 6 && k + j < numbers.size(); ++j) {
+      values.push_back(numbers[k + j]);
+      text += fmt::format(" {}:{}", j, numbers[k + j]);
+    }
+    text += k % 12 == 0 ? " # a comment\n" : "\n";
+  }
+  const auto bits = [](float x) { return std::bit_cast<std::uint32_t>(x); };
+  for (const int threads : {1, 3}) {
+    CAPTURE(threads);
+    const Dataset d = parse_libsvm(text, "numbers.svm", {.threads = threads});
+    REQUIRE(d.labels.size() == labels.size());
+    REQUIRE(d.values.size() == values.size());
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      CAPTURE(labels[i]);
+      CHECK(bits(d.labels[i]) == bits(std::strtof(labels[i].c_str(), nullptr)));
+    }
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      CAPTURE(values[i]);
+      CHECK(bits(d.values[i]) == bits(std::strtof(values[i].c_str(), nullptr)));
+    }
+  }
 }
 
 TEST_CASE("malformed input names the file, the line, what was expected and what was found") {

@@ -5,8 +5,11 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -19,6 +22,7 @@
 #include "data/input.h"
 #include "data/text.h"
 #include "data/write_file.h"
+#include "engine/force_inline.h"
 #include "engine/subsets.h"
 #include "hogwild/detail/huge_pages.h"
 #include "hogwild/error.h"
@@ -32,6 +36,7 @@ namespace {
 struct Chunk {
   std::string_view text;
   std::size_t pairs = 0;                // ':' in text: the room of the slot
+  std::size_t newlines = 0;             // '\n' in text: its rows, give or take one
   std::vector<std::uint64_t> row_ends;  // nnz count after each row, chunk-local
   std::uint32_t* indices = nullptr;     // the slot, `pairs` long
   float* values = nullptr;
@@ -46,7 +51,56 @@ struct Chunk {
   std::size_t top_index_line = 0;  // chunk-local line of the first index 2^32-1 (base 0)
 };
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+// The ':' and '\n' of a text, counted in one pass: sixteen bytes compared at a time in a
+// vector (GCC's vector extensions: SSE2 on any x86-64), each lane counting up to 255 before
+// the block's counts are summed. std::ranges::count, a scalar loop in the portable library,
+// took a pass of its own for each at a sixth of this speed.
+struct Separators {
+  std::size_t colons = 0;
+  std::size_t newlines = 0;
+};
+Separators count_separators(std::string_view text) {
+  using Bytes = std::uint8_t __attribute__((vector_size(16)));
+  constexpr std::size_t kLanes = sizeof(Bytes);
+  constexpr std::size_t kBlock = 255 * kLanes;  // a lane's count holds up to 255
+  Separators counted;
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  while (p != end) {
+    const char* const block_end = p + std::min<std::size_t>(kBlock, end - p);
+    Bytes colons{};
+    Bytes newlines{};
+    for (; block_end - p >= static_cast<std::ptrdiff_t>(kLanes); p += kLanes) {
+      Bytes bytes;
+      std::memcpy(&bytes, p, kLanes);
+      // A true comparison is a lane of all ones, -1.
+      colons -= std::bit_cast<Bytes>(bytes == ':');
+      newlines -= std::bit_cast<Bytes>(bytes == '\n');
+    }
+    for (; p != block_end; ++p) {
+      counted.colons += *p == ':';
+      counted.newlines += *p == '\n';
+    }
+    for (std::size_t j = 0; j < kLanes; ++j) {
+      counted.colons += colons[j];
+      counted.newlines += newlines[j];
+    }
+  }
+  return counted;
+}
+
+// What ends a token: LIBSVM's separators, and '#', which starts a comment to the end of the line.
+enum class CharClass : std::uint8_t { kToken, kSpace, kComment };
+constexpr std::array<CharClass, 256> kCharClasses = [] {
+  std::array<CharClass, 256> classes{};
+  for (const char c : {' ', '\t', '\r', '\v', '\f'}) {
+    classes[static_cast<unsigned char>(c)] = CharClass::kSpace;
+  }
+  classes[static_cast<unsigned char>('#')] = CharClass::kComment;
+  return classes;
+}();
+CharClass class_of(char c) { return kCharClasses[static_cast<unsigned char>(c)]; }
+bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
 
 // from_chars reports a range error, and leaves the value alone, both when a number is too large
 // for a float and when it is too small; `token` (already known to be a well-formed number) is
@@ -86,81 +140,187 @@ std::optional<float> parse_float(std::string_view token) {
   return value;
 }
 
-// Parses one line into the chunk; returns an error message or nothing.
-std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
-  if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-  std::size_t pos = 0;
-  auto next_token = [&]() -> std::string_view {
-    while (pos < line.size() && is_space(line[pos])) ++pos;
-    const std::size_t begin = pos;
-    while (pos < line.size() && !is_space(line[pos])) ++pos;
-    return line.substr(begin, pos - begin);
-  };
-  const std::string_view label_token = next_token();
-  if (label_token.empty()) return std::nullopt;  // blank or comment-only line
-  if (label_token.find(':') != std::string_view::npos) {
-    return fmt::format("expected a label before the features, found {}",
-                       detail::quote(label_token));
+// Powers of ten that are floats exactly (5^10 < 2^24).
+constexpr std::array<float, 11> kExactPowersOfTen = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f,
+                                                     1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
+
+// Reads a plain decimal token at `p` ([+-]digits[.digits], ended by a separator, '#' or the
+// line's end) whose digits, read as an integer, are at most 2^24 and whose fraction has at most
+// 10 digits; advances `p` past it. Both parts are then floats exactly, and one division rounds as
+// the decimal does (Clinger's fast path), so `out` is what parse_float gives, bit for bit.
+// Anything else (exponents, longer mantissas, a lone sign or point, trailing text) returns false
+// with `p` unmoved, and parse_float decides; labels, counts, binary values and the short fractions
+// of typical files take this path.
+HOGWILD_FORCE_INLINE inline bool read_plain_decimal(const char*& p, const char* end, float& out) {
+  constexpr std::uint64_t kExactMantissa = std::uint64_t{1} << 24;
+  constexpr int kMostDigits = 18;  // no overflow of the mantissa before it is checked
+  const char* q = p;
+  bool negative = false;
+  if (q != end && (*q == '-' || *q == '+')) negative = *q++ == '-';
+  std::uint64_t mantissa = 0;
+  int digits = 0;
+  for (; q != end && is_digit(*q) && digits < kMostDigits; ++q, ++digits) {
+    mantissa = mantissa * 10 + static_cast<std::uint64_t>(*q - '0');
   }
-  const auto label = parse_float(label_token);
-  if (!label) return fmt::format("expected a numeric label, found {}", detail::quote(label_token));
-  if (!std::isfinite(*label)) {
-    return fmt::format("expected a finite label, found {}", detail::quote(label_token));
+  if (digits == 0) return false;
+  int fraction = 0;
+  if (q != end && *q == '.') {
+    ++q;
+    for (; q != end && is_digit(*q) && digits < kMostDigits; ++q, ++digits, ++fraction) {
+      mantissa = mantissa * 10 + static_cast<std::uint64_t>(*q - '0');
+    }
+    if (fraction == 0) return false;
+  }
+  if ((q != end && class_of(*q) == CharClass::kToken) || mantissa > kExactMantissa ||
+      fraction >= static_cast<int>(kExactPowersOfTen.size())) {
+    return false;
+  }
+  const float magnitude = static_cast<float>(mantissa) / kExactPowersOfTen[fraction];
+  out = negative ? -magnitude : magnitude;
+  p = q;
+  return true;
+}
+
+// Reads an index of at most 10 digits followed by ':' at `p` and advances `p` past the ':';
+// false, with `p` unmoved, for anything else (the general path then names what is wrong).
+HOGWILD_FORCE_INLINE inline bool read_plain_index(const char*& p, const char* end,
+                                                  std::uint64_t& out) {
+  constexpr int kMostDigits = 10;  // below 2^64; the caller checks the 32-bit range
+  const char* q = p;
+  std::uint64_t index = 0;
+  int digits = 0;
+  for (; q != end && is_digit(*q) && digits < kMostDigits; ++q, ++digits) {
+    index = index * 10 + static_cast<std::uint64_t>(*q - '0');
+  }
+  if (digits == 0 || q == end || *q != ':') return false;
+  out = index;
+  p = q + 1;
+  return true;
+}
+
+// The token at `p` (up to a separator, '#' or the line's end); advances `p` past it.
+std::string_view take_token(const char*& p, const char* end) {
+  const char* const begin = p;
+  while (p != end && class_of(*p) == CharClass::kToken) ++p;
+  return {begin, static_cast<std::size_t>(p - begin)};
+}
+
+// Moves `p` past separators; true when a token follows (not the line's end or a comment).
+bool at_token(const char*& p, const char* end) {
+  while (p != end && class_of(*p) == CharClass::kSpace) ++p;
+  return p != end && class_of(*p) == CharClass::kToken;
+}
+
+// The label token, read by parse_float; a message when it is not a finite number.
+std::optional<std::string> label_error(std::string_view token, float& label) {
+  if (token.find(':') != std::string_view::npos) {
+    return fmt::format("expected a label before the features, found {}", detail::quote(token));
+  }
+  const auto parsed = parse_float(token);
+  if (!parsed) return fmt::format("expected a numeric label, found {}", detail::quote(token));
+  if (!std::isfinite(*parsed)) {
+    return fmt::format("expected a finite label, found {}", detail::quote(token));
+  }
+  label = *parsed;
+  return std::nullopt;
+}
+
+// What is wrong with index `index` after `previous` on a line, if anything.
+std::optional<std::string> order_error(std::uint64_t index, std::int64_t previous,
+                                       const Chunk& chunk) {
+  if (index == 0 && chunk.base == 1) {
+    return "expected a feature index >= 1 (indices are 1-based), found 0";
+  }
+  if (static_cast<std::int64_t>(index) == previous) {
+    return fmt::format("expected each feature index once per line, found {} twice", index);
+  }
+  if (static_cast<std::int64_t>(index) < previous) {
+    return fmt::format("expected feature indices in increasing order, found {} after {}", index,
+                       previous);
+  }
+  return std::nullopt;
+}
+
+// A feature token `index:value` (or `qid:N`, skipped), read by from_chars and parse_float: the
+// path of every token the plain readers above leave, and of every error. Sets `index` and
+// `value` and returns nothing, or returns a message; `skip` is set for a qid.
+std::optional<std::string> read_feature_token(std::string_view token, std::int64_t previous,
+                                              const Chunk& chunk, std::uint64_t& index,
+                                              float& value, bool& skip) {
+  skip = false;
+  const auto colon = token.find(':');
+  if (colon == std::string_view::npos) {
+    return fmt::format("expected index:value, found {}", detail::quote(token));
+  }
+  const std::string_view index_text = token.substr(0, colon);
+  const std::string_view value_text = token.substr(colon + 1);
+  if (index_text == "qid") {
+    std::uint64_t qid = 0;
+    const auto [p, ec] =
+        std::from_chars(value_text.data(), value_text.data() + value_text.size(), qid);
+    if (ec != std::errc() || p != value_text.data() + value_text.size()) {
+      return fmt::format("expected an integer query id in qid:N, found {}", detail::quote(token));
+    }
+    skip = true;
+    return std::nullopt;
+  }
+  const auto* index_end = index_text.data() + index_text.size();
+  const auto [p, ec] = std::from_chars(index_text.data(), index_end, index);
+  if (ec == std::errc::result_out_of_range ||
+      (ec == std::errc() && p == index_end && index > std::numeric_limits<std::uint32_t>::max())) {
+    return fmt::format("expected a feature index <= {}, found {}",
+                       std::numeric_limits<std::uint32_t>::max(), detail::quote(index_text));
+  }
+  if (ec != std::errc() || p != index_end) {
+    return fmt::format("expected a positive integer feature index, found {}",
+                       detail::quote(index_text));
+  }
+  if (auto error = order_error(index, previous, chunk)) return error;
+  const auto parsed = parse_float(value_text);
+  if (!parsed) {
+    return fmt::format("expected a numeric value for feature {}, found {}", index,
+                       detail::quote(value_text));
+  }
+  if (!std::isfinite(*parsed)) {
+    return fmt::format("expected a finite value for feature {}, found {}", index,
+                       detail::quote(value_text));
+  }
+  value = *parsed;
+  return std::nullopt;
+}
+
+// Parses one line (without its '\n') into the chunk; returns an error message or nothing.
+// Tokens are read in one pass: the plain readers take the usual forms, and a token they leave
+// goes whole to the general readers, which accept what from_chars accepts and name any error.
+std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
+  const char* p = line.data();
+  const char* const end = p + line.size();
+  if (!at_token(p, end)) return std::nullopt;  // blank or comment-only line
+  float label = 0;
+  if (!read_plain_decimal(p, end, label)) {
+    if (auto error = label_error(take_token(p, end), label)) return error;
   }
   const std::size_t row_begin = chunk.nnz;
   std::int64_t previous = -1;
-  for (std::string_view token = next_token(); !token.empty(); token = next_token()) {
-    const auto colon = token.find(':');
-    if (colon == std::string_view::npos) {
-      chunk.nnz = row_begin;
-      return fmt::format("expected index:value, found {}", detail::quote(token));
-    }
-    const std::string_view index_text = token.substr(0, colon);
-    const std::string_view value_text = token.substr(colon + 1);
-    if (index_text == "qid") {
-      std::uint64_t qid = 0;
-      const auto [p, ec] =
-          std::from_chars(value_text.data(), value_text.data() + value_text.size(), qid);
-      if (ec != std::errc() || p != value_text.data() + value_text.size()) {
-        chunk.nnz = row_begin;
-        return fmt::format("expected an integer query id in qid:N, found {}", detail::quote(token));
-      }
-      continue;
-    }
+  while (at_token(p, end)) {
+    const char* const token_begin = p;
     std::uint64_t index = 0;
-    const auto* index_end = index_text.data() + index_text.size();
-    const auto [p, ec] = std::from_chars(index_text.data(), index_end, index);
-    std::optional<std::string> error;
-    if (ec == std::errc::result_out_of_range ||
-        (ec == std::errc() && p == index_end &&
-         index > std::numeric_limits<std::uint32_t>::max())) {
-      error = fmt::format("expected a feature index <= {}, found {}",
-                          std::numeric_limits<std::uint32_t>::max(), detail::quote(index_text));
-    } else if (ec != std::errc() || p != index_end) {
-      error = fmt::format("expected a positive integer feature index, found {}",
-                          detail::quote(index_text));
-    } else if (index == 0 && chunk.base == 1) {
-      error = "expected a feature index >= 1 (indices are 1-based), found 0";
-    } else if (static_cast<std::int64_t>(index) == previous) {
-      error = fmt::format("expected each feature index once per line, found {} twice", index);
-    } else if (static_cast<std::int64_t>(index) < previous) {
-      error = fmt::format("expected feature indices in increasing order, found {} after {}", index,
-                          previous);
-    }
-    std::optional<float> value;
-    if (!error) {
-      value = parse_float(value_text);
-      if (!value) {
-        error = fmt::format("expected a numeric value for feature {}, found {}", index,
-                            detail::quote(value_text));
-      } else if (!std::isfinite(*value)) {
-        error = fmt::format("expected a finite value for feature {}, found {}", index,
-                            detail::quote(value_text));
+    float value = 0;
+    if (read_plain_index(p, end, index) && index <= std::numeric_limits<std::uint32_t>::max() &&
+        read_plain_decimal(p, end, value)) {
+      if (static_cast<std::int64_t>(index) <= previous || (index == 0 && chunk.base == 1)) {
+        chunk.nnz = row_begin;
+        return order_error(index, previous, chunk);
       }
-    }
-    if (error) {
-      chunk.nnz = row_begin;
-      return error;
+    } else {
+      p = token_begin;
+      bool skip = false;
+      if (auto error =
+              read_feature_token(take_token(p, end), previous, chunk, index, value, skip)) {
+        chunk.nnz = row_begin;
+        return error;
+      }
+      if (skip) continue;
     }
     previous = static_cast<std::int64_t>(index);
     chunk.saw_zero |= index == 0;
@@ -169,22 +329,21 @@ std::optional<std::string> parse_line(std::string_view line, Chunk& chunk) {
       chunk.top_index_line = chunk.lines;
     }
     chunk.indices[chunk.nnz] = static_cast<std::uint32_t>(index - chunk.base);
-    chunk.values[chunk.nnz] = *value;
+    chunk.values[chunk.nnz] = value;
     ++chunk.nnz;
   }
   if (chunk.nnz > row_begin) {
     chunk.max_index = std::max<std::uint64_t>(chunk.max_index, chunk.indices[chunk.nnz - 1] + 1ull);
   }
-  chunk.labels.push_back(*label);
+  chunk.labels.push_back(label);
   chunk.row_ends.push_back(chunk.nnz);
   return std::nullopt;
 }
 
 // Parses the chunk's text into its slot (indices and values set) and its rows.
 void parse_chunk(Chunk& chunk) {
-  const auto lines = static_cast<std::size_t>(std::ranges::count(chunk.text, '\n')) + 1;
-  chunk.labels.reserve(lines);
-  chunk.row_ends.reserve(lines);
+  chunk.labels.reserve(chunk.newlines + 1);
+  chunk.row_ends.reserve(chunk.newlines + 1);
   std::string_view rest = chunk.text;
   while (!rest.empty()) {
     const auto newline = rest.find('\n');
@@ -202,7 +361,7 @@ void parse_chunk(Chunk& chunk) {
 std::size_t line_of_example(std::string_view text, std::uint32_t base, std::size_t example) {
   Chunk scratch;
   scratch.base = base;
-  const auto pairs = static_cast<std::size_t>(std::ranges::count(text, ':'));
+  const std::size_t pairs = count_separators(text).colons;
   std::vector<std::uint32_t> indices(pairs);
   std::vector<float> values(pairs);
   scratch.indices = indices.data();
@@ -317,7 +476,9 @@ Dataset parse_text(std::string_view text, std::string_view name, const LibsvmRea
   Dataset data;
   arena.execute([&] {
     tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t c) {
-      chunks[c].pairs = static_cast<std::size_t>(std::ranges::count(chunks[c].text, ':'));
+      const Separators counted = count_separators(chunks[c].text);
+      chunks[c].pairs = counted.colons;
+      chunks[c].newlines = counted.newlines;
     });
   });
   std::vector<std::size_t> slot_base(chunks.size() + 1, 0);
