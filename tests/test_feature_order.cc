@@ -86,7 +86,7 @@ TEST_CASE("a renumbered run is the run in the given numbering, bit for bit") {
   for (const double zipf : {1.0, 0.0}) {
     CAPTURE(zipf);
     const auto problem = wide_problem(zipf, 3000, zipf > 0 ? 12 : 40, 11);
-    for (const int variant : {0, 1, 2, 3}) {
+    for (const int variant : {0, 1, 2, 3, 4}) {
       CAPTURE(variant);
       auto config = [&](bool frequency_order) {
         TrainConfig c = logistic(frequency_order);
@@ -103,6 +103,8 @@ TEST_CASE("a renumbered run is the run in the given numbering, bit for bit") {
           c.replicate = 64;
           c.hot_features = 300;
           c.l2 = 1e-4;
+        } else if (variant == 4) {  // averaging without L2: losses of the mean on numbered rows
+          c.average = true;
         }
         return c;
       };

@@ -115,12 +115,26 @@ HOGWILD_FORCE_INLINE inline void add_term(std::span<const float> w, const Sparse
   if (kBounded || j < w.size()) m += double{w[j]} * row.values[k];
 }
 
+// The rows an evaluation reads: the data set's nonzeros with their indices as stored, or as the
+// run numbers its features (the weights then in that numbering too: the same products).
+struct EvaluatedRows {
+  const Dataset& data;
+  const std::uint32_t* indices;
+  explicit EvaluatedRows(const Dataset& d, const std::uint32_t* numbered = nullptr)
+      : data(d), indices(numbered != nullptr ? numbered : d.indices.data()) {}
+  SparseRow row(std::size_t i) const {
+    const std::uint64_t begin = data.row_offsets[i];
+    const std::size_t n = data.row_offsets[i + 1] - begin;
+    return {{indices + begin, n}, {data.values.data() + begin, n}};
+  }
+};
+
 // The margins of the kMarginRows rows from `first`, each summed in its own index order (the
 // bits of one row at a time), but as independent chains the core overlaps: one row's chain of
 // dependent double additions alone made an evaluation pass slower than a training pass.
 constexpr std::size_t kMarginRows = 4;
 template <bool kBounded>
-std::array<double, kMarginRows> margins(std::span<const float> w, const Dataset& data,
+std::array<double, kMarginRows> margins(std::span<const float> w, const EvaluatedRows& data,
                                         std::size_t first) {
   std::array<SparseRow, kMarginRows> rows;
   std::size_t common = SIZE_MAX;
@@ -148,8 +162,9 @@ double margin_of(std::span<const float> w, const SparseRow& row) {
 }
 
 template <class Loss>
-Evaluation evaluate_mapped(std::span<const float> w, double l2, const Dataset& data,
+Evaluation evaluate_mapped(std::span<const float> w, double l2, const EvaluatedRows& rows,
                            std::span<const float> y, tbb::task_arena& arena) {
+  const Dataset& data = rows.data;
   struct Sums {
     double loss = 0;
     std::size_t correct = 0;
@@ -162,10 +177,10 @@ Evaluation evaluate_mapped(std::span<const float> w, double l2, const Dataset& d
   const auto sum_range = [&]<bool kBounded>(std::size_t begin, std::size_t end, Sums& acc) {
     std::size_t i = begin;
     for (; i + kMarginRows <= end; i += kMarginRows) {
-      const auto m = margins<kBounded>(w, data, i);
+      const auto m = margins<kBounded>(w, rows, i);
       for (std::size_t r = 0; r < kMarginRows; ++r) acc.add(m[r], y[i + r]);
     }
-    for (; i < end; ++i) acc.add(margin_of<kBounded>(w, data.row(i)), y[i]);
+    for (; i < end; ++i) acc.add(margin_of<kBounded>(w, rows.row(i)), y[i]);
   };
   const bool bounded = data.num_features <= w.size();
   // Deterministic: the same split and order of sums whatever the threads and their timing, so
@@ -1190,10 +1205,16 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   EpochRecord evaluate(bool with_test) override {
     widen();
     EpochRecord result;
-    const std::span<const float> w = model();
-    result.train = run_.loss_sample ? evaluated(w, *run_.loss_sample, run_.y_loss_sample)
-                                    : evaluated(w, run_.train_data, run_.y_train);
-    if (run_.test_data && with_test) result.test = evaluated(w, *run_.test_data, run_.y_test);
+    if (run_.loss_sample) {
+      result.train = evaluated(model(), *run_.loss_sample, run_.y_loss_sample);
+    } else if (const std::uint32_t* numbered = numbered_indices()) {
+      result.train =
+          evaluate_mapped<Loss>(numbered_model(), *run_.config.l2,
+                                EvaluatedRows(run_.train_data, numbered), run_.y_train, run_.arena);
+    } else {
+      result.train = evaluated(model(), run_.train_data, run_.y_train);
+    }
+    if (run_.test_data && with_test) result.test = evaluated(model(), *run_.test_data, run_.y_test);
     return result;
   }
   // One step per epoch. The epoch schedule multiplies by the decay once per epoch, so a resumed
@@ -1241,17 +1262,32 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
     }
   }
 
-  // The model in the given order: the mean with --average epochs, else the shared weights.
+  // The model as the kernel numbers its features: the mean with --average epochs, else the
+  // shared weights.
+  std::span<const float> numbered_model() const {
+    return run_.average.empty() ? std::span<const float>(run_.store.values())
+                                : std::span<const float>(run_.average);
+  }
+
+  // The model in the given order.
   std::span<const float> model() const {
-    return in_given_order(run_,
-                          run_.average.empty() ? std::span<const float>(run_.store.values())
-                                               : std::span<const float>(run_.average),
-                          kEvaluated);
+    return in_given_order(run_, numbered_model(), kEvaluated);
+  }
+
+  // The training rows' 32-bit indices under the run's numbering, where the training loss may be
+  // taken from them and the model as it is numbered; null where it is taken in the given order.
+  // A renumbered wide model's training rows are read that way: the same products summed in the
+  // same order give the same loss to the last bit, from the frequency order's few hot cache
+  // lines instead of the given order's scattered ones, with no copy of the model put back. Not
+  // with l2 > 0, whose objective sums the squared weights in their given order.
+  const std::uint32_t* numbered_indices() const {
+    if (!run_.rows->renumbered() || *run_.config.l2 > 0) return nullptr;
+    return run_.rows->wide_indices();
   }
 
   Evaluation evaluated(std::span<const float> w, const Dataset& data,
                        std::span<const float> y) const {
-    return evaluate_mapped<Loss>(w, *run_.config.l2, data, y, run_.arena);
+    return evaluate_mapped<Loss>(w, *run_.config.l2, EvaluatedRows(data), y, run_.arena);
   }
 
   LinearRun& run_;
@@ -1325,7 +1361,7 @@ Evaluation evaluate(LossKind loss, std::span<const float> weights, double l2, co
   tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
   const std::vector<float> y = mapped_labels(data, label_values, "data");
   return dispatch_loss(loss, [&](auto loss_type) {
-    return evaluate_mapped<decltype(loss_type)>(weights, l2, data, y, arena);
+    return evaluate_mapped<decltype(loss_type)>(weights, l2, EvaluatedRows(data), y, arena);
   });
 }
 
