@@ -59,31 +59,36 @@ PackedRows::PackedRows(const Dataset& data, DataPrecision precision,
       float_values_(data.values.data()) {
   values_ = reinterpret_cast<const char*>(float_values_);
   const std::size_t nnz = data.nnz();
-  const auto number = [&](std::size_t k) {
-    return renumbered_ ? numbers[data.indices[k]] : data.indices[k];
+  const auto narrow_indices = [&](const std::uint32_t* from) {
+    resize_on_huge_pages(narrow_indices_, nnz);
+    tbb::parallel_for(std::size_t{0}, nnz, [&](std::size_t k) {
+      narrow_indices_[k] = static_cast<std::uint16_t>(from[k]);
+    });
   };
   std::size_t width = data.num_features;  // 1 + the largest index stored
   if (renumbered_) {
+    // One pass of lookups numbers the nonzeros and finds the largest number (a pass for each
+    // read the 16 MB numbering of a 4M-feature model twice, out of the caches); where the
+    // numbers fit in 16 bits, a streaming pass narrows them.
+    resize_on_huge_pages(renumbered_indices_, nnz);
     width = tbb::parallel_reduce(
         tbb::blocked_range<std::size_t>(0, nnz), std::size_t{0},
         [&](const tbb::blocked_range<std::size_t>& range, std::size_t largest) {
+          std::uint32_t top = 0;
           for (std::size_t k = range.begin(); k < range.end(); ++k) {
-            largest = std::max<std::size_t>(largest, std::size_t{number(k)} + 1);
+            const std::uint32_t number = numbers[data.indices[k]];
+            renumbered_indices_[k] = number;
+            top = std::max(top, number);
           }
-          return largest;
+          return range.empty() ? largest : std::max(largest, std::size_t{top} + 1);
         },
         [](std::size_t a, std::size_t b) { return std::max(a, b); });
   }
   narrow_ = width <= std::size_t{std::numeric_limits<std::uint16_t>::max()} + 1;
   if (narrow_) {
-    resize_on_huge_pages(narrow_indices_, nnz);
-    tbb::parallel_for(std::size_t{0}, nnz, [&](std::size_t k) {
-      narrow_indices_[k] = static_cast<std::uint16_t>(number(k));
-    });
+    narrow_indices(renumbered_ ? renumbered_indices_.data() : data.indices.data());
+    renumbered_indices_ = {};
   } else if (renumbered_) {
-    resize_on_huge_pages(renumbered_indices_, nnz);
-    tbb::parallel_for(std::size_t{0}, nnz,
-                      [&](std::size_t k) { renumbered_indices_[k] = number(k); });
     wide_indices_ = renumbered_indices_.data();
   }
   if (all_ones(data)) {
