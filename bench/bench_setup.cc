@@ -22,7 +22,9 @@
 //   wide_counts                the features' counts (feature_counts)
 //   wide_plan                  the replicas they decide (resolved_replicas: the share of the
 //                              4096 hottest features)
-//   wide_heavy_features        the heavy-feature pass over them, on the machine's threads
+//   wide_heavy_features/<counts>  the heavy features among them, on the machine's threads: 0,
+//                              each feature's squares summed over the nonzeros; 1, weighed from
+//                              the features' counts, as a run that has them does
 //   wide_hot_rows              the rows laid out for the hot replicas (hot_rows)
 //   storage_shuffle/<ctr>      the rows' storage shuffled as the CLI does at load for block
 //                              order (shuffle_rows; the copy it shuffles not timed): 0, the
@@ -96,13 +98,15 @@ BENCHMARK(wide_plan)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void wide_heavy_features(benchmark::State& state) {
   const auto& data = ctr_like();
+  std::vector<std::uint32_t> counts;
+  if (state.range(0) == 1) counts = hogwild::feature_counts(data);
   for (auto _ : state) {
     benchmark::DoNotOptimize(
-        hogwild::heavy_features(data, hogwild::TrainConfig::kMeanMergeMinShare));
+        hogwild::heavy_features(data, hogwild::TrainConfig::kMeanMergeMinShare, counts));
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.nnz()));
 }
-BENCHMARK(wide_heavy_features)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(wide_heavy_features)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void wide_hot_rows(benchmark::State& state) {
   const auto& data = ctr_like();

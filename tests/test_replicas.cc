@@ -14,6 +14,7 @@
 #include "engine/hot_rows.h"
 #include "engine/replica_merge.h"
 #include "engine/rng.h"
+#include "hogwild/ctr_generator.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
 #include "hogwild/report.h"
@@ -278,6 +279,42 @@ TEST_CASE("heavy_features sums rows in parts on any number of threads, each valu
       CHECK(heavy_features(data, 0.2) == V{6, 7});        // 49 / 204 = 0.240
       CHECK(heavy_features(data, 0.1) == V{4, 5, 6, 7});  // 25 / 204 = 0.123
     });
+  }
+}
+
+TEST_CASE(
+    "heavy features weighed from the counts are those summed over the nonzeros, bit for bit") {
+  // One-hot rows hashed into few features (collisions store 2s), then the same rows with a few
+  // other whole numbers (0, -3, 255), and with values the counts cannot weigh: a fraction, a
+  // value beyond 2^16, many values other than +-1. Every answer against the pass that sums each
+  // feature's squares over the nonzeros.
+  CtrGeneratorConfig config;
+  config.rows = 30000;
+  config.features = 1 << 12;
+  const Dataset one_hot = generate_ctr(config).train;
+  REQUIRE(std::count(one_hot.values.begin(), one_hot.values.end(), 2.0f) > 0);
+  const auto edited = [&](std::initializer_list<std::pair<std::size_t, float>> changes) {
+    Dataset data = one_hot;
+    for (const auto& [every, value] : changes) {
+      for (std::size_t k = 0; k < data.values.size(); k += every) data.values[k] = value;
+    }
+    return data;
+  };
+  const std::vector<std::pair<const char*, Dataset>> cases = {
+      {"one-hot", one_hot},
+      {"whole numbers", edited({{997, 0.0f}, {1009, -3.0f}, {4001, 255.0f}})},
+      {"a fraction", edited({{997, -3.0f}, {200003, 0.5f}})},
+      {"beyond 2^16", edited({{200003, 70000.0f}})},
+      {"many other values", edited({{7, 3.0f}})},
+  };
+  for (const auto& [name, data] : cases) {
+    CAPTURE(name);
+    const std::vector<std::uint32_t> counts = feature_counts(data);
+    CHECK(heaviest_feature_share(data, counts) == heaviest_feature_share(data));
+    for (const double share : {0.0, 1e-4, 1e-3, 0.01, 0.02, 0.05}) {
+      CAPTURE(share);
+      CHECK(heavy_features(data, share, counts) == heavy_features(data, share));
+    }
   }
 }
 

@@ -199,14 +199,14 @@ int run_info(const std::string& path) {
              s.mean_nnz_per_row, s.max_nnz_per_row,
              s.features ? s.mean_nnz_per_row / static_cast<double>(s.features) : 0.0);
   fmt::print("indices:         {}\n", s.zero_based ? "0-based (an index 0 appears)" : "1-based");
-  const double heaviest = hogwild::heaviest_feature_share(data);
+  const std::vector<std::uint32_t> counts = hogwild::feature_counts(data);
+  const double heaviest = hogwild::heaviest_feature_share(data, counts);
   fmt::print("heaviest:        one feature holds {:.2f}% of the squared values{}\n", 100 * heaviest,
              heaviest > hogwild::TrainConfig::kMeanMergeMinShare
                  ? fmt::format(" (over {:g}%: replica merges add the workers' mean change of "
                                "its weight)",
                                100 * hogwild::TrainConfig::kMeanMergeMinShare)
                  : "");
-  const std::vector<std::uint32_t> counts = hogwild::feature_counts(data);
   const auto held = static_cast<std::size_t>(
       std::count_if(counts.begin(), counts.end(), [](std::uint32_t c) { return c > 0; }));
   const bool renumbered = s.features > hogwild::TrainConfig::kFrequencyOrderMinFeatures;

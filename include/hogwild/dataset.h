@@ -59,12 +59,15 @@ std::vector<std::uint32_t> feature_counts(const Dataset& data);
 
 /// The largest share of the data's squared mass (the sum of every stored value squared) that
 /// one feature carries: about 1/D for D features of equal weight, 1/2 for a constant feature
-/// of 1 beside rows of norm 1; 0 for data without a nonzero value.
-double heaviest_feature_share(const Dataset& data);
+/// of 1 beside rows of norm 1; 0 for data without a nonzero value. `counts`, feature_counts(data)
+/// where the caller has them, let integer data (one-hot, binary) be weighed from them instead of
+/// from a pass over every nonzero; the result is the same to the bit.
+double heaviest_feature_share(const Dataset& data, std::span<const std::uint32_t> counts = {});
 
 /// The features that each carry more than `min_share` of the data's squared mass, in
-/// increasing order: at most 1 / min_share of them.
-std::vector<std::uint32_t> heavy_features(const Dataset& data, double min_share);
+/// increasing order: at most 1 / min_share of them. `counts` as for heaviest_feature_share.
+std::vector<std::uint32_t> heavy_features(const Dataset& data, double min_share,
+                                          std::span<const std::uint32_t> counts = {});
 
 /// The order shuffle_rows stores `n` examples in for `seed`: the i-th stored is the
 /// order[i]-th given. Whoever copies examples in anyway can copy them in this order instead.

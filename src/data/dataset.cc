@@ -2,10 +2,14 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -79,12 +83,36 @@ constexpr std::size_t kMassParts = 4;
 // holds at most a sixteenth of the nonzeros' count.
 constexpr std::size_t kNonzerosPerPartSum = 16;
 
+// Each feature's sum of squared values and the sum over all of them: an array of the sums, or,
+// for integer data, the features' counts and what the few values other than +-1 add to them.
+struct FeatureMass {
+  std::vector<double> sums;                                   // per feature, or empty
+  std::span<const std::uint32_t> counts;                      // with `extra`, where sums is empty
+  std::vector<std::pair<std::uint32_t, std::int64_t>> extra;  // (feature, v^2 - 1), by feature
+  double total = 0;
+
+  // Calls fn(j, sum of feature j's squares) for every feature, in order.
+  template <class Fn>
+  void each(Fn&& fn) const {
+    if (!sums.empty()) {
+      for (std::uint32_t j = 0; j < sums.size(); ++j) fn(j, sums[j]);
+      return;
+    }
+    auto next = extra.begin();
+    for (std::uint32_t j = 0; j < counts.size(); ++j) {
+      std::int64_t sum = counts[j];
+      for (; next != extra.end() && next->first == j; ++next) sum += next->second;
+      fn(j, static_cast<double>(sum));
+    }
+  }
+};
+
 // Each feature's sum of squared values, and the sum over all of them. The rows are cut into a
 // number of parts that depends on the data alone, each part's sums are made in an array of its
 // own in parallel (the pass waits on memory: on the RCV1-like rows 8.5 ms on one thread, 4.5
 // on two, bench/bench_setup.cc), and the arrays are added in order: the same sums on any
 // number of threads.
-std::pair<std::vector<double>, double> feature_mass(const Dataset& data) {
+FeatureMass summed_mass(const Dataset& data) {
   const std::size_t features = data.num_features, rows = data.rows();
   const std::size_t parts = std::clamp<std::size_t>(
       data.nnz() / (kNonzerosPerPartSum * std::max<std::size_t>(features, 1)), 1, kMassParts);
@@ -100,25 +128,86 @@ std::pair<std::vector<double>, double> feature_mass(const Dataset& data) {
   for (std::size_t part = 1; part < parts; ++part) {
     for (std::size_t j = 0; j < features; ++j) mass[0][j] += mass[part][j];
   }
-  const double total = std::accumulate(mass[0].begin(), mass[0].end(), 0.0);
-  return {std::move(mass[0]), total};
+  FeatureMass out;
+  out.total = std::accumulate(mass[0].begin(), mass[0].end(), 0.0);
+  out.sums = std::move(mass[0]);
+  return out;
+}
+
+// The same sums from the features' counts (feature_counts), where every value is a whole number
+// whose squares, nnz of them, stay below 2^53, and few are not +-1 (at most one in 64 of each
+// block of nonzeros: one-hot and binary data, the hashed CTR-like rows' collisions). Every sum
+// summed_mass makes is then a whole number below 2^53, exact in any order, so these are its
+// results to the bit, without its pass adding into 8 bytes a feature scattered over memory (113
+// ms on the 1M CTR-like rows, bench/bench_setup.cc).
+std::optional<FeatureMass> mass_from_counts(const Dataset& data,
+                                            std::span<const std::uint32_t> counts) {
+  if (counts.size() != data.num_features) return std::nullopt;
+  constexpr float kLargest = 65536.0f;  // its square, 2^32, is exact
+  constexpr std::size_t kBlock = std::size_t{1} << 16;
+  constexpr std::size_t kMostOther = kBlock / 64;  // a block with more gives up
+  // A block of nonzeros: whether its values are whole numbers up to kLargest, the largest
+  // magnitude, and its values other than +-1 as (feature, v^2 - 1) while they are few.
+  struct Block {
+    bool integers = true;
+    float largest = 0;
+    std::vector<std::pair<std::uint32_t, std::int64_t>> other;
+  };
+  const std::size_t nnz = data.nnz();
+  std::vector<Block> blocks((nnz + kBlock - 1) / kBlock);
+  tbb::parallel_for(std::size_t{0}, blocks.size(), [&](std::size_t b) {
+    Block& block = blocks[b];
+    const std::size_t end = std::min(nnz, (b + 1) * kBlock);
+    for (std::size_t k = b * kBlock; k < end; ++k) {
+      const float a = std::fabs(data.values[k]);
+      if (a == 1.0f) continue;
+      // Whole: it survives a round trip through an integer (a NaN or a larger value fails).
+      const float bounded = a <= kLargest ? a : 0.5f;
+      block.integers &= static_cast<float>(static_cast<std::int32_t>(bounded)) == a;
+      block.largest = std::max(block.largest, a);
+      if (!block.integers || block.other.size() > kMostOther) return;
+      block.other.emplace_back(data.indices[k], static_cast<std::int64_t>(double{a} * a) - 1);
+    }
+  });
+  FeatureMass out;
+  out.counts = counts;
+  double largest = 1;
+  for (Block& block : blocks) {
+    if (!block.integers || block.other.size() > kMostOther) return std::nullopt;
+    largest = std::max<double>(largest, block.largest);
+    out.extra.insert(out.extra.end(), block.other.begin(), block.other.end());
+  }
+  if (static_cast<double>(nnz) * largest * largest >= 0x1p53) return std::nullopt;
+  std::sort(out.extra.begin(), out.extra.end());
+  std::int64_t added = 0;
+  for (const auto& [j, square_minus_one] : out.extra) added += square_minus_one;
+  out.total = static_cast<double>(static_cast<std::int64_t>(nnz) + added);
+  return out;
+}
+
+FeatureMass feature_mass(const Dataset& data, std::span<const std::uint32_t> counts) {
+  if (auto from_counts = mass_from_counts(data, counts)) return std::move(*from_counts);
+  return summed_mass(data);
 }
 
 }  // namespace
 
-double heaviest_feature_share(const Dataset& data) {
-  const auto [mass, total] = feature_mass(data);
-  if (total == 0) return 0;
-  return *std::max_element(mass.begin(), mass.end()) / total;
+double heaviest_feature_share(const Dataset& data, std::span<const std::uint32_t> counts) {
+  const FeatureMass mass = feature_mass(data, counts);
+  if (mass.total == 0) return 0;
+  double heaviest = 0;
+  mass.each([&](std::uint32_t, double sum) { heaviest = std::max(heaviest, sum); });
+  return heaviest / mass.total;
 }
 
-std::vector<std::uint32_t> heavy_features(const Dataset& data, double min_share) {
-  const auto [mass, total] = feature_mass(data);
+std::vector<std::uint32_t> heavy_features(const Dataset& data, double min_share,
+                                          std::span<const std::uint32_t> counts) {
+  const FeatureMass mass = feature_mass(data, counts);
   std::vector<std::uint32_t> heavy;
-  if (total == 0) return heavy;
-  for (std::uint32_t j = 0; j < mass.size(); ++j) {
-    if (mass[j] > min_share * total) heavy.push_back(j);
-  }
+  if (mass.total == 0) return heavy;
+  mass.each([&](std::uint32_t j, double sum) {
+    if (sum > min_share * mass.total) heavy.push_back(j);
+  });
   return heavy;
 }
 

@@ -1120,10 +1120,12 @@ std::span<const float> in_given_order(LinearRun& run, std::span<const float> wei
 // The replica slots of the features that carry more than TrainConfig::kMeanMergeMinShare of
 // the training data's squared mass (a constant feature for an intercept): each worker's merge
 // adds its change of their weights divided by the number of workers. Heavy features that
-// --hot-features leaves shared are not replicated, so not merged.
-std::vector<std::uint32_t> mean_merged_slots(const LinearRun& run) {
+// --hot-features leaves shared are not replicated, so not merged. `counts`: the features'
+// counts where the run has them (empty otherwise).
+std::vector<std::uint32_t> mean_merged_slots(const LinearRun& run,
+                                             std::span<const std::uint32_t> counts) {
   std::vector<std::uint32_t> slots;
-  for (std::uint32_t j : heavy_features(run.train_data, TrainConfig::kMeanMergeMinShare)) {
+  for (std::uint32_t j : heavy_features(run.train_data, TrainConfig::kMeanMergeMinShare, counts)) {
     if (!run.numbers.empty()) j = run.numbers[j];
     if (!run.hot) {
       slots.push_back(j);
@@ -1464,7 +1466,7 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
     report.config.hot_features = 0;
   }
   if (config.replicate > 0 && workers > 1) {
-    arena.execute([&] { run.mean_merged = mean_merged_slots(run); });
+    arena.execute([&] { run.mean_merged = mean_merged_slots(run, counts); });
   }
   report.mean_merged_features = run.mean_merged.size();
   if (*config.l2 > 0) {
