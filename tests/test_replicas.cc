@@ -307,7 +307,10 @@ TEST_CASE(
       {"beyond 2^16", edited({{200003, 70000.0f}})},
       {"many other values", edited({{7, 3.0f}})},
   };
-  for (const auto& [name, data] : cases) {
+  for (const auto& test_case : cases) {
+    // (named, not bound: clang before 16 cannot capture a structured binding in CAPTURE)
+    const char* name = test_case.first;
+    const Dataset& data = test_case.second;
     CAPTURE(name);
     const std::vector<std::uint32_t> counts = feature_counts(data);
     CHECK(heaviest_feature_share(data, counts) == heaviest_feature_share(data));
