@@ -85,7 +85,12 @@ TEST_CASE("weights moved to their numbers and back are the weights") {
 TEST_CASE("a renumbered run is the run in the given numbering, bit for bit") {
   for (const double zipf : {1.0, 0.0}) {
     CAPTURE(zipf);
-    const auto problem = wide_problem(zipf, 3000, zipf > 0 ? 12 : 40, 11);
+    auto problem = wide_problem(zipf, 3000, zipf > 0 ? 12 : 40, 11);
+    // A test row with a feature the training rows' dimension does not reach: its term is skipped
+    // in both numberings.
+    const std::uint32_t beyond[] = {3, static_cast<std::uint32_t>(kWide + 5)};
+    const float ones[] = {1.0f, 1.0f};
+    problem.test.append(beyond, ones, problem.test.labels.front());
     for (const int variant : {0, 1, 2, 3, 4}) {
       CAPTURE(variant);
       auto config = [&](bool frequency_order) {

@@ -1100,10 +1100,33 @@ struct LinearRun {
   // evaluated, a state's parameters and its last weights (averaging).
   std::vector<std::uint32_t> numbers{};
   std::array<std::vector<float>, 3> given{};
+  // Where losses are taken in the numbering (loss_in_numbering): the test rows' indices under
+  // it, features beyond the training data's keeping theirs (the loss skips them); else empty.
+  std::vector<std::uint32_t> test_numbered{};
   // --weights bf16: the shared weights the loops train (the store holds them widened for
   // whatever reads the model); empty otherwise.
   std::vector<std::uint16_t> bf16{};
 };
+
+// Whether losses are taken on rows under the run's numbering against the model as numbered: the
+// same products summed in the same order give the same loss to the last bit, from the frequency
+// order's few hot cache lines instead of the given order's scattered ones, with no copy of the
+// model put back. For renumbered rows of 32-bit indices; not with l2 > 0, whose objective sums
+// the squared weights in their given order.
+bool loss_in_numbering(const LinearRun& run) {
+  return run.rows->renumbered() && run.rows->wide_indices() != nullptr && *run.config.l2 == 0;
+}
+
+// The indices of `data` under `numbers`; those beyond the numbering stay as they are.
+std::vector<std::uint32_t> numbered_indices(const Dataset& data,
+                                            std::span<const std::uint32_t> numbers) {
+  std::vector<std::uint32_t> numbered(data.indices.size());
+  tbb::parallel_for(std::size_t{0}, numbered.size(), [&](std::size_t k) {
+    const std::uint32_t j = data.indices[k];
+    numbered[k] = j < numbers.size() ? numbers[j] : j;
+  });
+  return numbered;
+}
 
 // Which of LinearRun::given a put-back copy goes to.
 enum Given { kEvaluated, kParameters, kLastWeights };
@@ -1209,14 +1232,15 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
     EpochRecord result;
     if (run_.loss_sample) {
       result.train = evaluated(model(), *run_.loss_sample, run_.y_loss_sample);
-    } else if (const std::uint32_t* numbered = numbered_indices()) {
-      result.train =
-          evaluate_mapped<Loss>(numbered_model(), *run_.config.l2,
-                                EvaluatedRows(run_.train_data, numbered), run_.y_train, run_.arena);
+    } else if (loss_in_numbering(run_)) {
+      result.train = numbered_loss(run_.train_data, run_.rows->wide_indices(), run_.y_train);
     } else {
       result.train = evaluated(model(), run_.train_data, run_.y_train);
     }
-    if (run_.test_data && with_test) result.test = evaluated(model(), *run_.test_data, run_.y_test);
+    if (!run_.test_data || !with_test) return result;
+    result.test = run_.test_numbered.empty()
+                      ? evaluated(model(), *run_.test_data, run_.y_test)
+                      : numbered_loss(*run_.test_data, run_.test_numbered.data(), run_.y_test);
     return result;
   }
   // One step per epoch. The epoch schedule multiplies by the decay once per epoch, so a resumed
@@ -1276,15 +1300,12 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
     return in_given_order(run_, numbered_model(), kEvaluated);
   }
 
-  // The training rows' 32-bit indices under the run's numbering, where the training loss may be
-  // taken from them and the model as it is numbered; null where it is taken in the given order.
-  // A renumbered wide model's training rows are read that way: the same products summed in the
-  // same order give the same loss to the last bit, from the frequency order's few hot cache
-  // lines instead of the given order's scattered ones, with no copy of the model put back. Not
-  // with l2 > 0, whose objective sums the squared weights in their given order.
-  const std::uint32_t* numbered_indices() const {
-    if (!run_.rows->renumbered() || *run_.config.l2 > 0) return nullptr;
-    return run_.rows->wide_indices();
+  // The loss of `data`, its indices under the run's numbering given by `numbered`, on the model
+  // as numbered (loss_in_numbering).
+  Evaluation numbered_loss(const Dataset& data, const std::uint32_t* numbered,
+                           std::span<const float> y) const {
+    return evaluate_mapped<Loss>(numbered_model(), *run_.config.l2, EvaluatedRows(data, numbered),
+                                 y, run_.arena);
   }
 
   Evaluation evaluated(std::span<const float> w, const Dataset& data,
@@ -1453,6 +1474,9 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
     renumber_weights(run);
   }
   arena.execute([&] { run.rows.emplace(train_data, config.data_precision, run.numbers); });
+  if (test_data && loss_in_numbering(run)) {
+    arena.execute([&] { run.test_numbered = numbered_indices(*test_data, run.numbers); });
+  }
   report.training_rows = RowLayout{run.rows->index_bits(), to_string(run.rows->values()),
                                    run.rows->bytes_per_nonzero(), run.rows->renumbered()};
   if (hot) {
