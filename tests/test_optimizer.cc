@@ -117,6 +117,31 @@ TEST_CASE("a hand-checked first step: SGD, heavy ball, Adam") {
   CHECK(adam.w.data()[3] == doctest::Approx(0.9));
 }
 
+#if defined(__SSE__) || defined(__x86_64__)
+TEST_CASE(
+    "an adaptive optimiser's step flushes subnormal floats to zero, and the thread's mode is "
+    "restored") {
+  volatile float tiny = 0x1p-100f;  // volatile: computed at run time, in the thread's mode
+  volatile float small = 0x1p-30f;
+  volatile float subnormal = 0x1p-130f;
+  {
+    const FlushDenormals flush;
+    CHECK(tiny * small == 0.0f);        // a subnormal result
+    CHECK(subnormal * 1.0f == 0.0f);    // a subnormal operand
+    CHECK(tiny * 0x1p26f == 0x1p-74f);  // normal numbers as ever
+  }
+  CHECK(tiny * small == 0x1p-130f);
+  CHECK(subnormal * 1.0f == 0x1p-130f);
+  // Adam's second moment of a gradient of 2^-60: (1 - beta2) 2^-120, about 2^-130, subnormal.
+  Fixture adam(OptimizerKind::kAdam);
+  const std::vector<float> g{0x1p-60f, 1.0f, 0.0f, -1.0f};
+  apply_step<SerialPolicy>(adam.config, adam.w, adam.state, {{}, g}, 0.1f, 1, adam.scratch);
+  CHECK(adam.state.s2->data()[0] == 0.0f);
+  CHECK(adam.state.s2->data()[1] == doctest::Approx(1.0 - adam.config.beta2));
+  CHECK(tiny * small == 0x1p-130f);
+}
+#endif
+
 TEST_CASE("sparse steps touch only their coordinates and state (lazy Adam)") {
   Fixture f(OptimizerKind::kAdam);
   const std::vector<std::uint32_t> idx{3, 0};

@@ -22,6 +22,7 @@
 #include "hogwild/detail/param_store.h"
 #include "hogwild/detail/policies.h"
 #include "hogwild/optimizer.h"
+#include "models/flush_denormals.h"
 
 namespace hogwild::detail {
 
@@ -185,6 +186,7 @@ void apply_step(const OptimizerConfig& config, ParamStore& w, OptimizerState& st
     }
     case OptimizerKind::kAdagrad:
     case OptimizerKind::kRmsprop: {
+      const FlushDenormals flush;  // the squared gradients' sums
       const bool adagrad = config.kind == OptimizerKind::kAdagrad;
       const auto rho = static_cast<float>(config.rho);
       const auto step = [&](std::size_t k, float ak) {
@@ -219,9 +221,11 @@ void apply_step(const OptimizerConfig& config, ParamStore& w, OptimizerState& st
       });
       break;
     }
-    case OptimizerKind::kAdam:
+    case OptimizerKind::kAdam: {
+      const FlushDenormals flush;  // the moments
       adam_step(config, w, state, g, c, eta, t, a, b, update, one_pass);
       break;
+    }
   }
 }
 
