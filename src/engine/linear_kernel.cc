@@ -1238,9 +1238,9 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
       result.train = evaluated(model(), run_.train_data, run_.y_train);
     }
     if (!run_.test_data || !with_test) return result;
-    result.test = run_.test_numbered.empty()
-                      ? evaluated(model(), *run_.test_data, run_.y_test)
-                      : numbered_loss(*run_.test_data, run_.test_numbered.data(), run_.y_test);
+    result.test = loss_in_numbering(run_)
+                      ? numbered_loss(*run_.test_data, run_.test_numbered.data(), run_.y_test)
+                      : evaluated(model(), *run_.test_data, run_.y_test);
     return result;
   }
   // One step per epoch. The epoch schedule multiplies by the decay once per epoch, so a resumed
