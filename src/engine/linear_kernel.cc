@@ -1390,8 +1390,8 @@ Evaluation evaluate(LossKind loss, std::span<const float> weights, double l2, co
 
 namespace detail {
 
-Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dataset* test_data,
-                    const Callbacks& callbacks, const TrainState* resume) {
+// The training rows' count within what the kernels index (32-bit row numbers), and not zero.
+void check_training_rows(const Dataset& train_data) {
   if (train_data.rows() == 0) {
     throw InputError(fmt::format("{}: expected at least one training example, found none",
                                  source_name(train_data, "training data")));
@@ -1400,6 +1400,78 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
     throw InputError(fmt::format("{}: expected at most 2^32-1 examples, found {}",
                                  source_name(train_data, "training data"), train_data.rows()));
   }
+}
+
+// The report's description of the data sets and the labels' values.
+void describe_data(Report& report, const Dataset& train_data, const Dataset* test_data,
+                   std::size_t dim, std::span<const float> label_values) {
+  report.data = {"libsvm", train_data.rows(),    dim, 0, 0, 0, test_data ? test_data->rows() : 0,
+                 dim,      train_data.zero_based};
+  report.dataset = describe(train_data);
+  if (test_data) report.test_dataset = describe(*test_data);
+  report.labels.assign(label_values.begin(), label_values.end());
+}
+
+// The rows as the training loops read them: renumbered by frequency where `renumber`, packed,
+// the test rows numbered alike where losses are taken in the numbering, and the replicas' hot
+// rows and mean-merged slots; what was chosen goes into the report.
+void prepare_rows(LinearRun& run, Report& report, std::span<const std::uint32_t> counts,
+                  bool renumber) {
+  const TrainConfig& config = run.config;
+  if (renumber) {
+    run.numbers = detail::frequency_numbers(counts);
+    renumber_weights(run);
+  }
+  run.arena.execute([&] { run.rows.emplace(run.train_data, config.data_precision, run.numbers); });
+  if (run.test_data && loss_in_numbering(run)) {
+    run.arena.execute([&] { run.test_numbered = numbered_indices(*run.test_data, run.numbers); });
+  }
+  report.training_rows = RowLayout{run.rows->index_bits(), to_string(run.rows->values()),
+                                   run.rows->bytes_per_nonzero(), run.rows->renumbered()};
+  if (config.replicate > 0 && config.hot_features > 0) {
+    run.arena.execute([&] {
+      run.hot.emplace(detail::hot_rows(
+          run.train_data, detail::hottest_features(counts, config.hot_features, run.numbers),
+          run.numbers, run.rows->wide_indices()));
+    });
+    report.config.hot_features = run.hot->features.size();  // run.config is the report's
+  } else {
+    report.config.hot_features = 0;
+  }
+  if (config.replicate > 0 && config.workers() > 1) {
+    run.arena.execute([&] { run.mean_merged = mean_merged_slots(run, counts); });
+  }
+  report.mean_merged_features = run.mean_merged.size();
+}
+
+// L2's per-feature scale n / count (in the run's numbering), where l2 > 0: the penalty a
+// sample applies to the weights it touches, so that an epoch applies it once to each.
+void prepare_regularisation(LinearRun& run, std::span<const std::uint32_t> counts) {
+  if (*run.config.l2 <= 0) return;
+  const std::size_t dim = run.store.size();
+  const auto n = static_cast<double>(run.train_data.rows());
+  run.reg_scale.assign(dim, 0.0f);
+  for (std::size_t j = 0; j < counts.size(); ++j) {
+    if (counts[j] == 0) continue;
+    run.reg_scale[run.numbers.empty() ? j : run.numbers[j]] = static_cast<float>(n / counts[j]);
+  }
+  run.shrink.resize(dim);
+}
+
+// --weights bf16: the shared weights narrowed for the training loops (one process only).
+void prepare_bf16(LinearRun& run, const Callbacks& callbacks) {
+  if (run.config.weights != WeightPrecision::kBf16) return;
+  if (callbacks.exchange != nullptr) {
+    throw InputError(
+        "--weights: expected f32 across processes (their exchange merges float weights), "
+        "found bf16");
+  }
+  run.arena.execute([&] { run.bf16 = detail::narrowed_bf16(run.store.values()); });
+}
+
+Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dataset* test_data,
+                    const Callbacks& callbacks, const TrainState* resume) {
+  check_training_rows(train_data);
   const std::size_t n = train_data.rows();
   const std::size_t dim = std::max<std::size_t>(1, train_data.num_features);
   Report report;
@@ -1420,13 +1492,9 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   report.hot_share = replicas.hot_share;
   const TrainConfig& config = report.config;
   const LossKind loss = std::get<LinearModel>(config.model).loss;
-  report.data = {
-      "libsvm", n, dim, 0, 0, 0, test_data ? test_data->rows() : 0, dim, train_data.zero_based};
-  report.dataset = describe(train_data);
-  if (test_data) report.test_dataset = describe(*test_data);
   std::vector<float> label_values;
   if (is_classifier(loss)) label_values = binary_label_values(train_data);
-  report.labels.assign(label_values.begin(), label_values.end());
+  describe_data(report, train_data, test_data, dim, label_values);
   std::vector<float> y_train = mapped_labels(train_data, label_values, "training data");
   std::vector<float> y_test;
   if (test_data) y_test = mapped_labels(*test_data, label_values, "test data");
@@ -1468,48 +1536,9 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
     arena.execute([&] { run.loss_sample.emplace(detail::subset(train_data, loss_rows)); });
     run.y_loss_sample = mapped_labels(*run.loss_sample, label_values, "training data");
   }
-  const bool hot = config.replicate > 0 && config.hot_features > 0;
-  if (renumber) {
-    run.numbers = detail::frequency_numbers(counts);
-    renumber_weights(run);
-  }
-  arena.execute([&] { run.rows.emplace(train_data, config.data_precision, run.numbers); });
-  if (test_data && loss_in_numbering(run)) {
-    arena.execute([&] { run.test_numbered = numbered_indices(*test_data, run.numbers); });
-  }
-  report.training_rows = RowLayout{run.rows->index_bits(), to_string(run.rows->values()),
-                                   run.rows->bytes_per_nonzero(), run.rows->renumbered()};
-  if (hot) {
-    arena.execute([&] {
-      run.hot.emplace(detail::hot_rows(
-          train_data, detail::hottest_features(counts, config.hot_features, run.numbers),
-          run.numbers, run.rows->wide_indices()));
-    });
-    report.config.hot_features = run.hot->features.size();
-  } else {
-    report.config.hot_features = 0;
-  }
-  if (config.replicate > 0 && workers > 1) {
-    arena.execute([&] { run.mean_merged = mean_merged_slots(run, counts); });
-  }
-  report.mean_merged_features = run.mean_merged.size();
-  if (*config.l2 > 0) {
-    run.reg_scale.assign(dim, 0.0f);
-    for (std::size_t j = 0; j < counts.size(); ++j) {
-      if (counts[j] == 0) continue;
-      run.reg_scale[run.numbers.empty() ? j : run.numbers[j]] =
-          static_cast<float>(static_cast<double>(n) / counts[j]);
-    }
-    run.shrink.resize(dim);
-  }
-  if (config.weights == WeightPrecision::kBf16) {
-    if (callbacks.exchange != nullptr) {
-      throw InputError(
-          "--weights: expected f32 across processes (their exchange merges float weights), "
-          "found bf16");
-    }
-    arena.execute([&] { run.bf16 = detail::narrowed_bf16(store.values()); });
-  }
+  prepare_rows(run, report, counts, renumber);
+  prepare_regularisation(run, counts);
+  prepare_bf16(run, callbacks);
   const auto kernel = make_linear_kernel(run);
   std::vector<const WorkerStats*> measured;
   for (const auto& state : states) measured.push_back(&state.stats);
