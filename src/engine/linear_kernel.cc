@@ -1,7 +1,6 @@
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
-#include <tbb/parallel_reduce.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -13,11 +12,9 @@
 #include <cstdint>
 #include <numeric>
 #include <optional>
-#include <set>
 #include <thread>
 #include <type_traits>
 
-#include "data/two_values.h"
 #include "engine/aligned_vector.h"
 #include "engine/bf16_weights.h"
 #include "engine/coherence_probe.h"
@@ -27,6 +24,7 @@
 #include "engine/force_inline.h"
 #include "engine/hot_rows.h"
 #include "engine/landings.h"
+#include "engine/linear_evaluation.h"
 #include "engine/minibatch.h"
 #include "engine/packed_rows.h"
 #include "engine/prefetch.h"
@@ -46,186 +44,19 @@
 
 namespace hogwild {
 
+using detail::binary_label_values;
+using detail::dispatch_loss;
 using detail::dispatch_policy;
+using detail::evaluate_mapped;
+using detail::EvaluatedRows;
 using detail::kCacheLine;
+using detail::mapped_labels;
 using detail::ParamStore;
 using detail::RacyPolicy;
 using detail::SerialPolicy;
+using detail::source_name;
 
 namespace {
-
-std::string_view source_name(const Dataset& data, std::string_view fallback) {
-  return data.source.empty() ? fallback : std::string_view(data.source);
-}
-
-// Classifiers train on -1/+1: the smaller of two label values is negative. One class alone
-// is positive when its value is > 0 (so 0/1 and -1/+1 files both work).
-std::vector<float> binary_label_values(const Dataset& data) {
-  std::set<float> distinct;
-  // Two values in one pass (two_values); a label of a third is looked for afterwards.
-  const auto two = data.rows() > 0 ? detail::two_values(data.labels) : detail::TwoValues{};
-  const bool found = data.rows() > 0 && two.cover(data.rows());
-  if (found) {
-    distinct.insert(two.first);
-    if (two.second_count > 0) distinct.insert(two.second);
-  }
-  for (std::size_t i = 0; !found && i < data.rows(); ++i) {
-    const float y = data.labels[i];
-    if (distinct.insert(y).second && distinct.size() > 2) {
-      distinct.erase(y);
-      throw InputError(fmt::format(
-          "{}: expected two label classes for a binary model, found a third, {}, in example {} "
-          "(after {} and {})",
-          source_name(data, "training data"), y, i + 1, *distinct.begin(), *distinct.rbegin()));
-    }
-  }
-  if (distinct.size() == 2) return {*distinct.begin(), *distinct.rbegin()};
-  const float only = *distinct.begin();
-  return only > 0 ? std::vector<float>{-only, only} : std::vector<float>{only, 1.0f};
-}
-
-std::vector<float> mapped_labels(const Dataset& data, std::span<const float> label_values,
-                                 std::string_view role) {
-  if (label_values.empty()) return data.labels;
-  std::vector<float> y(data.rows());
-  // Without a branch per label (two classes in random order); a label of neither class is
-  // looked for afterwards.
-  std::size_t known = 0;
-  for (std::size_t i = 0; i < data.rows(); ++i) {
-    const bool positive = data.labels[i] == label_values[1];
-    known += std::size_t{positive} + std::size_t{data.labels[i] == label_values[0]};
-    y[i] = positive ? 1.0f : -1.0f;
-  }
-  for (std::size_t i = 0; known != data.rows() && i < data.rows(); ++i) {
-    if (data.labels[i] != label_values[1] && data.labels[i] != label_values[0]) {
-      throw InputError(fmt::format(
-          "{}: expected labels {} or {} (the training classes), found {} in example {}",
-          source_name(data, role), label_values[0], label_values[1], data.labels[i], i + 1));
-    }
-  }
-  return y;
-}
-
-// Adds nonzero k of `row` to the margin m: in double, features beyond w skipped (a test row
-// may hold features the training data does not; kBounded says none does).
-template <bool kBounded>
-HOGWILD_FORCE_INLINE inline void add_term(std::span<const float> w, const SparseRow& row,
-                                          std::size_t k, double& m) {
-  const std::uint32_t j = row.indices[k];
-  if (kBounded || j < w.size()) m += double{w[j]} * row.values[k];
-}
-
-// The rows an evaluation reads: the data set's nonzeros with their indices as stored, or as the
-// run numbers its features (the weights then in that numbering too: the same products).
-struct EvaluatedRows {
-  const Dataset& data;
-  const std::uint32_t* indices;
-  explicit EvaluatedRows(const Dataset& d, const std::uint32_t* numbered = nullptr)
-      : data(d), indices(numbered != nullptr ? numbered : d.indices.data()) {}
-  SparseRow row(std::size_t i) const {
-    const std::uint64_t begin = data.row_offsets[i];
-    const std::size_t n = data.row_offsets[i + 1] - begin;
-    return {{indices + begin, n}, {data.values.data() + begin, n}};
-  }
-};
-
-// The margins of the kMarginRows rows from `first`, each summed in its own index order (the
-// bits of one row at a time), but as independent chains the core overlaps: one row's chain of
-// dependent double additions alone made an evaluation pass slower than a training pass.
-constexpr std::size_t kMarginRows = 4;
-template <bool kBounded>
-std::array<double, kMarginRows> margins(std::span<const float> w, const EvaluatedRows& data,
-                                        std::size_t first) {
-  std::array<SparseRow, kMarginRows> rows;
-  std::size_t common = SIZE_MAX;
-  for (std::size_t r = 0; r < kMarginRows; ++r) {
-    rows[r] = data.row(first + r);
-    common = std::min(common, rows[r].indices.size());
-  }
-  std::array<double, kMarginRows> m{};
-  for (std::size_t k = 0; k < common; ++k) {
-    for (std::size_t r = 0; r < kMarginRows; ++r) add_term<kBounded>(w, rows[r], k, m[r]);
-  }
-  for (std::size_t r = 0; r < kMarginRows; ++r) {
-    for (std::size_t k = common; k < rows[r].indices.size(); ++k) {
-      add_term<kBounded>(w, rows[r], k, m[r]);
-    }
-  }
-  return m;
-}
-
-template <bool kBounded>
-double margin_of(std::span<const float> w, const SparseRow& row) {
-  double m = 0;
-  for (std::size_t k = 0; k < row.indices.size(); ++k) add_term<kBounded>(w, row, k, m);
-  return m;
-}
-
-template <class Loss>
-Evaluation evaluate_mapped(std::span<const float> w, double l2, const EvaluatedRows& rows,
-                           std::span<const float> y, tbb::task_arena& arena) {
-  const Dataset& data = rows.data;
-  struct Sums {
-    double loss = 0;
-    std::size_t correct = 0;
-    void add(double m, float label) {
-      loss += Loss::value(m, label);
-      correct += (m >= 0 ? 1.0f : -1.0f) == label;
-    }
-  };
-  // Rows in groups of kMarginRows, their losses added in row order.
-  const auto sum_range = [&]<bool kBounded>(std::size_t begin, std::size_t end, Sums& acc) {
-    std::size_t i = begin;
-    for (; i + kMarginRows <= end; i += kMarginRows) {
-      const auto m = margins<kBounded>(w, rows, i);
-      for (std::size_t r = 0; r < kMarginRows; ++r) acc.add(m[r], y[i + r]);
-    }
-    for (; i < end; ++i) acc.add(margin_of<kBounded>(w, rows.row(i)), y[i]);
-  };
-  const bool bounded = data.num_features <= w.size();
-  // Deterministic: the same split and order of sums whatever the threads and their timing, so
-  // serial and simulated runs report the same losses to the last bit.
-  const Sums sums = arena.execute([&] {
-    return tbb::parallel_deterministic_reduce(
-        tbb::blocked_range<std::size_t>(0, data.rows(), 1024), Sums{},
-        [&](const tbb::blocked_range<std::size_t>& range, Sums acc) {
-          if (bounded) {
-            sum_range.template operator()<true>(range.begin(), range.end(), acc);
-          } else {
-            sum_range.template operator()<false>(range.begin(), range.end(), acc);
-          }
-          return acc;
-        },
-        [](Sums a, const Sums& b) {
-          a.loss += b.loss;
-          a.correct += b.correct;
-          return a;
-        });
-  });
-  Evaluation e;
-  const double n = static_cast<double>(std::max<std::size_t>(1, data.rows()));
-  e.loss = sums.loss / n;
-  double norm2 = 0;
-  for (const float v : w) norm2 += double{v} * v;
-  e.objective = e.loss + 0.5 * l2 * norm2;
-  if constexpr (Loss::kind != LossKind::kSquared) {
-    e.accuracy = static_cast<double>(sums.correct) / n;
-  }
-  return e;
-}
-
-template <class Fn>
-decltype(auto) dispatch_loss(LossKind loss, Fn&& fn) {
-  switch (loss) {
-    case LossKind::kLogistic:
-      return fn(LogisticLoss{});
-    case LossKind::kHinge:
-      return fn(HingeLoss{});
-    case LossKind::kSquared:
-      break;
-  }
-  return fn(SquaredLoss{});
-}
 
 // ---- The update engine --------------------------------------------------------------------
 //
@@ -1373,20 +1204,6 @@ std::unique_ptr<detail::Kernel> make_linear_kernel(LinearRun& run) {
 }
 
 }  // namespace
-
-std::vector<float> label_values(LossKind loss, const Dataset& data) {
-  if (!is_classifier(loss) || data.rows() == 0) return {};
-  return binary_label_values(data);
-}
-
-Evaluation evaluate(LossKind loss, std::span<const float> weights, double l2, const Dataset& data,
-                    std::span<const float> label_values, int threads) {
-  tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
-  const std::vector<float> y = mapped_labels(data, label_values, "data");
-  return dispatch_loss(loss, [&](auto loss_type) {
-    return evaluate_mapped<decltype(loss_type)>(weights, l2, EvaluatedRows(data), y, arena);
-  });
-}
 
 namespace detail {
 
