@@ -14,6 +14,11 @@
 //                              host, and taking it again costs the host's faults too
 //   evaluate_rows/<rows>       the training loss of a model on the first <rows> rows, as a run
 //                              evaluates its loss sample after each epoch, on 2 threads
+//   evaluate_layout/<layout>   the training loss of a model on all the rows, on one thread, as
+//                              a run evaluates it after each epoch: 0, read from the data set
+//                              (8 bytes a nonzero); 1, from the packed rows the training loops
+//                              read (16-bit indices and floats, 6 bytes); 2 and 3, the same
+//                              with every value 1 (binary data: 2 bytes a nonzero packed)
 //   describe_rows              the data set's summary (describe: its label counts among it)
 //   binary_labels              the two label values of a binary linear model (label_values),
 //                              as a run and its checkpoint find them
@@ -43,6 +48,8 @@
 
 #include "engine/feature_order.h"
 #include "engine/hot_rows.h"
+#include "engine/linear_evaluation.h"
+#include "engine/packed_rows.h"
 #include "hogwild/ctr_generator.h"
 #include "hogwild/dataset.h"
 #include "hogwild/detail/huge_pages.h"
@@ -154,6 +161,44 @@ void evaluate_rows(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.nnz()));
 }
 BENCHMARK(evaluate_rows)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The training loss of a model on all the RCV1-like rows on one thread, from the data set
+// (even layouts) or from the packed rows (odd), with the rows' values (0, 1) or every value 1.
+void evaluate_layout(benchmark::State& state) {
+  // On huge pages, as a run's data set is read into (hogwild::read_libsvm).
+  const auto& source = rcv1_like();
+  hogwild::Dataset data;
+  data.row_offsets = source.row_offsets;
+  data.labels = source.labels;
+  data.num_features = source.num_features;
+  hogwild::detail::resize_on_huge_pages(data.indices, source.nnz());
+  hogwild::detail::resize_on_huge_pages(data.values, source.nnz());
+  std::copy(source.indices.begin(), source.indices.end(), data.indices.begin());
+  std::copy(source.values.begin(), source.values.end(), data.values.begin());
+  if (state.range(0) >= 2) std::fill(data.values.begin(), data.values.end(), 1.0f);
+  std::vector<float> w(data.num_features);
+  for (std::size_t j = 0; j < w.size(); ++j) w[j] = static_cast<float>(j % 7) * 0.01f - 0.03f;
+  const auto y = hogwild::detail::mapped_labels(
+      data, hogwild::label_values(hogwild::LossKind::kLogistic, data), "data");
+  const hogwild::detail::PackedRows packed(data, hogwild::DataPrecision::kF32);
+  tbb::task_arena arena(1);
+  const auto loss = [&] {
+    if (state.range(0) % 2 == 0) {
+      return hogwild::detail::evaluate_mapped<hogwild::LogisticLoss>(
+                 w, 0.0, hogwild::detail::EvaluatedRows(data), y, arena)
+          .loss;
+    }
+    return packed.visit_exact([&](const auto* indices, auto values) {
+      const hogwild::detail::PackedEvaluatedRows<std::remove_cvref_t<decltype(*indices)>,
+                                                 decltype(values)>
+          rows{data.row_offsets.data(), indices, values, data.rows(), data.num_features};
+      return hogwild::detail::evaluate_mapped<hogwild::LogisticLoss>(w, 0.0, rows, y, arena).loss;
+    });
+  };
+  for (auto _ : state) benchmark::DoNotOptimize(loss());
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.nnz()));
+}
+BENCHMARK(evaluate_layout)->DenseRange(0, 3)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void describe_rows(benchmark::State& state) {
   const auto& data = rcv1_like();

@@ -12,9 +12,13 @@
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <span>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "engine/linear_evaluation.h"
 #include "engine/packed_rows.h"
 #include "hogwild/detail/huge_pages.h"
 #include "hogwild/error.h"
@@ -155,6 +159,57 @@ TEST_CASE("each data set gets the layout that holds it") {
     CHECK(PackedRows(data, DataPrecision::kF16).bytes_per_nonzero() == 4);
     CHECK(PackedRows(data, DataPrecision::kU8).bytes_per_nonzero() == 3);
   }
+}
+
+// The loss of w on `data` read from the data set (first), and from its packed rows (second).
+template <class Loss>
+std::pair<Evaluation, Evaluation> both_evaluations(const Dataset& data, std::span<const float> w,
+                                                   double l2) {
+  tbb::task_arena arena(2);
+  const auto y = detail::mapped_labels(data, label_values(LossKind::kLogistic, data), "data");
+  const PackedRows packed(data, DataPrecision::kF32);
+  REQUIRE(packed.exact());
+  const Evaluation given =
+      detail::evaluate_mapped<Loss>(w, l2, detail::EvaluatedRows(data), y, arena);
+  const Evaluation read = packed.visit_exact([&](const auto* indices, auto values) {
+    const detail::PackedEvaluatedRows<std::remove_cvref_t<decltype(*indices)>, decltype(values)>
+        rows{data.row_offsets.data(), indices, values, data.rows(), data.num_features};
+    return detail::evaluate_mapped<Loss>(w, l2, rows, y, arena);
+  });
+  return {given, read};
+}
+
+TEST_CASE("an evaluation of the packed rows is the data set's, bit for bit") {
+  // 16- and 32-bit indices, floats and binary data; a row count that leaves rows beyond the
+  // last group of four margins.
+  for (const std::size_t features : {std::size_t{400}, std::size_t{70000}}) {
+    for (const bool binary : {false, true}) {
+      CAPTURE(features);
+      CAPTURE(binary);
+      Dataset data = sparse_data(400, 9);
+      data.num_features = features;
+      while (data.rows() % 4 != 3) {
+        data.labels.pop_back();
+        data.row_offsets.pop_back();
+        data.indices.resize(data.row_offsets.back());
+        data.values.resize(data.row_offsets.back());
+      }
+      if (binary) data = rounded(std::move(data), [](float, std::size_t) { return 1.0f; });
+      std::vector<float> w(features);
+      std::mt19937 rng(5);
+      std::normal_distribution<float> normal;
+      for (float& v : w) v = normal(rng);
+      const auto logistic = both_evaluations<LogisticLoss>(data, w, 0.01);
+      CHECK(logistic.second.loss == logistic.first.loss);
+      CHECK(logistic.second.objective == logistic.first.objective);
+      CHECK(logistic.second.accuracy == logistic.first.accuracy);
+      const auto hinge = both_evaluations<HingeLoss>(data, w, 0.0);
+      CHECK(hinge.second.loss == hinge.first.loss);
+      CHECK(hinge.second.accuracy == hinge.first.accuracy);
+    }
+  }
+  CHECK_FALSE(PackedRows(sparse_data(400, 9), DataPrecision::kF16).exact());
+  CHECK_FALSE(PackedRows(sparse_data(400, 9), DataPrecision::kU8).exact());
 }
 
 TEST_CASE("the loops read back the data's indices, and its values as the precision holds them") {

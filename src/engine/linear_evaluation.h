@@ -15,9 +15,11 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "engine/force_inline.h"
+#include "engine/packed_rows.h"
 #include "hogwild/dataset.h"
 #include "hogwild/loss.h"
 #include "hogwild/trainer.h"
@@ -40,9 +42,9 @@ std::vector<float> mapped_labels(const Dataset& data, std::span<const float> lab
 
 /// Adds nonzero k of `row` to the margin m: in double, features beyond w skipped (a test row
 /// may hold features the training data does not; kBounded says none does).
-template <bool kBounded>
-HOGWILD_FORCE_INLINE inline void add_term(std::span<const float> w, const SparseRow& row,
-                                          std::size_t k, double& m) {
+template <bool kBounded, class Row>
+HOGWILD_FORCE_INLINE inline void add_term(std::span<const float> w, const Row& row, std::size_t k,
+                                          double& m) {
   const std::uint32_t j = row.indices[k];
   if (kBounded || j < w.size()) m += double{w[j]} * row.values[k];
 }
@@ -59,16 +61,52 @@ struct EvaluatedRows {
     const std::size_t n = data.row_offsets[i + 1] - begin;
     return {{indices + begin, n}, {data.values.data() + begin, n}};
   }
+  std::size_t count() const { return data.rows(); }
+  std::size_t num_features() const { return data.num_features; }
+};
+
+/// The training rows as the loops read them (PackedRows::visit_exact), for an evaluation: 16-
+/// or 32-bit indices and the data's own values, or none for binary data, so fewer bytes than
+/// the data set's and the same products.
+template <class Index, class Values>
+struct PackedEvaluatedRows {
+  /// One row: its indices and a view of its values.
+  struct Row {
+    std::span<const Index> indices;
+    Values values;
+  };
+  const std::uint64_t* offsets;
+  const Index* indices;
+  Values values;
+  std::size_t rows;
+  std::size_t features;
+
+  Row row(std::size_t i) const {
+    const std::uint64_t begin = offsets[i];
+    const std::size_t n = offsets[i + 1] - begin;
+    return {{indices + begin, n}, from(begin)};
+  }
+  std::size_t count() const { return rows; }
+  std::size_t num_features() const { return features; }
+
+ private:
+  Values from(std::uint64_t begin) const {
+    if constexpr (std::is_same_v<Values, F32Values>) {
+      return {values.at + begin};
+    } else {
+      return values;
+    }
+  }
 };
 
 /// The margins of the kMarginRows rows from `first`, each summed in its own index order (the
 /// bits of one row at a time), but as independent chains the core overlaps: one row's chain of
 /// dependent double additions alone made an evaluation pass slower than a training pass.
 constexpr std::size_t kMarginRows = 4;
-template <bool kBounded>
-std::array<double, kMarginRows> margins(std::span<const float> w, const EvaluatedRows& data,
+template <bool kBounded, class Rows>
+std::array<double, kMarginRows> margins(std::span<const float> w, const Rows& data,
                                         std::size_t first) {
-  std::array<SparseRow, kMarginRows> rows;
+  std::array<decltype(data.row(first)), kMarginRows> rows;
   std::size_t common = SIZE_MAX;
   for (std::size_t r = 0; r < kMarginRows; ++r) {
     rows[r] = data.row(first + r);
@@ -87,18 +125,17 @@ std::array<double, kMarginRows> margins(std::span<const float> w, const Evaluate
 }
 
 /// One row's margin, summed in its index order.
-template <bool kBounded>
-double margin_of(std::span<const float> w, const SparseRow& row) {
+template <bool kBounded, class Row>
+double margin_of(std::span<const float> w, const Row& row) {
   double m = 0;
   for (std::size_t k = 0; k < row.indices.size(); ++k) add_term<kBounded>(w, row, k, m);
   return m;
 }
 
 /// The loss, objective (with l2) and accuracy of w on `rows` with mapped labels y.
-template <class Loss>
-Evaluation evaluate_mapped(std::span<const float> w, double l2, const EvaluatedRows& rows,
+template <class Loss, class Rows>
+Evaluation evaluate_mapped(std::span<const float> w, double l2, const Rows& rows,
                            std::span<const float> y, tbb::task_arena& arena) {
-  const Dataset& data = rows.data;
   struct Sums {
     double loss = 0;
     std::size_t correct = 0;
@@ -116,12 +153,12 @@ Evaluation evaluate_mapped(std::span<const float> w, double l2, const EvaluatedR
     }
     for (; i < end; ++i) acc.add(margin_of<kBounded>(w, rows.row(i)), y[i]);
   };
-  const bool bounded = data.num_features <= w.size();
+  const bool bounded = rows.num_features() <= w.size();
   // Deterministic: the same split and order of sums whatever the threads and their timing, so
   // serial and simulated runs report the same losses to the last bit.
   const Sums sums = arena.execute([&] {
     return tbb::parallel_deterministic_reduce(
-        tbb::blocked_range<std::size_t>(0, data.rows(), 1024), Sums{},
+        tbb::blocked_range<std::size_t>(0, rows.count(), 1024), Sums{},
         [&](const tbb::blocked_range<std::size_t>& range, Sums acc) {
           if (bounded) {
             sum_range.template operator()<true>(range.begin(), range.end(), acc);
@@ -137,7 +174,7 @@ Evaluation evaluate_mapped(std::span<const float> w, double l2, const EvaluatedR
         });
   });
   Evaluation e;
-  const double n = static_cast<double>(std::max<std::size_t>(1, data.rows()));
+  const double n = static_cast<double>(std::max<std::size_t>(1, rows.count()));
   e.loss = sums.loss / n;
   double norm2 = 0;
   for (const float v : w) norm2 += double{v} * v;

@@ -4,8 +4,9 @@
 // al. 2015): 16-bit feature indices when the dimension allows, no values at all for binary
 // data, and on request values as half floats or bytes (--data-precision). The loops that read
 // rows for training (margins and updates) take them through `visit`, which hands a row's
-// indices and a view of its values to a function instantiated once per layout; evaluations and
-// everything else keep reading the data set itself.
+// indices and a view of its values to a function instantiated once per layout. The training
+// loss reads them too where they hold the data's own values (`visit_exact`); the test file's
+// loss and everything else read the data set itself.
 
 #include <array>
 #include <bit>
@@ -97,6 +98,19 @@ class PackedRows {
     return with_values(r, begin, wide_indices_ + begin, n, fn);
   }
 
+  /// Whether the values are the data set's own (f32, or binary data's ones, stored as none), so
+  /// that what is read from these rows is what the data set holds, bit for bit.
+  bool exact() const { return values_kind_ == Values::kF32 || values_kind_ == Values::kOnes; }
+
+  /// For exact() rows: calls fn(indices, values) once, with every row's indices from the first
+  /// row's (std::uint16_t or std::uint32_t, row r's from the data set's row_offsets[r]) and a
+  /// view of every value (F32Values or OneValues); returns what fn returns.
+  template <class Fn>
+  decltype(auto) visit_exact(Fn&& fn) const {
+    if (narrow_) return exact_values(narrow_indices_.data(), fn);
+    return exact_values(wide_indices_, fn);
+  }
+
   /// The bytes of row r's indices and values, [begin, end) each, for prefetching.
   struct Extent {
     const char* indices_begin;
@@ -127,6 +141,11 @@ class PackedRows {
   std::size_t bytes_per_nonzero() const { return (narrow_ ? 2 : 4) + value_bytes_; }
 
  private:
+  template <class Index, class Fn>
+  decltype(auto) exact_values(const Index* idx, Fn& fn) const {
+    if (values_kind_ == Values::kOnes) return fn(idx, OneValues{});
+    return fn(idx, F32Values{float_values_});
+  }
   template <class Index, class Fn>
   HOGWILD_FORCE_INLINE inline decltype(auto) with_values(std::uint32_t r, std::uint64_t begin,
                                                          const Index* idx, std::size_t n,
