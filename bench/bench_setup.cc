@@ -188,10 +188,7 @@ void evaluate_layout(benchmark::State& state) {
                  w, 0.0, hogwild::detail::EvaluatedRows(data), y, arena)
           .loss;
     }
-    return packed.visit_exact([&](const auto* indices, auto values) {
-      const hogwild::detail::PackedEvaluatedRows<std::remove_cvref_t<decltype(*indices)>,
-                                                 decltype(values)>
-          rows{data.row_offsets.data(), indices, values, data.rows(), data.num_features};
+    return hogwild::detail::with_packed_rows(packed, data, [&](const auto& rows) {
       return hogwild::detail::evaluate_mapped<hogwild::LogisticLoss>(w, 0.0, rows, y, arena).loss;
     });
   };

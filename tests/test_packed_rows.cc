@@ -171,9 +171,7 @@ std::pair<Evaluation, Evaluation> both_evaluations(const Dataset& data, std::spa
   REQUIRE(packed.exact());
   const Evaluation given =
       detail::evaluate_mapped<Loss>(w, l2, detail::EvaluatedRows(data), y, arena);
-  const Evaluation read = packed.visit_exact([&](const auto* indices, auto values) {
-    const detail::PackedEvaluatedRows<std::remove_cvref_t<decltype(*indices)>, decltype(values)>
-        rows{data.row_offsets.data(), indices, values, data.rows(), data.num_features};
+  const Evaluation read = detail::with_packed_rows(packed, data, [&](const auto& rows) {
     return detail::evaluate_mapped<Loss>(w, l2, rows, y, arena);
   });
   return {given, read};

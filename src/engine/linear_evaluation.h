@@ -99,6 +99,17 @@ struct PackedEvaluatedRows {
   }
 };
 
+/// Calls fn with the exact() packed rows of `data` (PackedEvaluatedRows of their layout);
+/// returns what fn returns.
+template <class Fn>
+decltype(auto) with_packed_rows(const PackedRows& packed, const Dataset& data, Fn&& fn) {
+  return packed.visit_exact([&](const auto* indices, auto values) {
+    using Index = std::remove_cvref_t<decltype(*indices)>;
+    return fn(PackedEvaluatedRows<Index, decltype(values)>{data.row_offsets.data(), indices, values,
+                                                           data.rows(), data.num_features});
+  });
+}
+
 /// The margins of the kMarginRows rows from `first`, each summed in its own index order (the
 /// bits of one row at a time), but as independent chains the core overlaps: one row's chain of
 /// dependent double additions alone made an evaluation pass slower than a training pass.

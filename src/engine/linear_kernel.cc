@@ -1152,10 +1152,7 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   // The training rows' loss read from the packed rows (loss_on_packed_rows) against the model
   // as numbered.
   Evaluation packed_loss() const {
-    return run_.rows->visit_exact([&](const auto* indices, auto values) {
-      const detail::PackedEvaluatedRows<std::remove_cvref_t<decltype(*indices)>, decltype(values)>
-          rows{run_.train_data.row_offsets.data(), indices, values, run_.train_data.rows(),
-               run_.train_data.num_features};
+    return detail::with_packed_rows(*run_.rows, run_.train_data, [&](const auto& rows) {
       return evaluate_mapped<Loss>(numbered_model(), *run_.config.l2, rows, run_.y_train,
                                    run_.arena);
     });
