@@ -210,6 +210,37 @@ TEST_CASE("an evaluation of the packed rows is the data set's, bit for bit") {
   CHECK_FALSE(PackedRows(sparse_data(400, 9), DataPrecision::kU8).exact());
 }
 
+TEST_CASE("a run's test loss, read from packed test rows, is the data set's bit for bit") {
+  // Floats and binary data, 16-bit indices, a test row with a feature beyond the training data's
+  // (the loss skips it), with and without L2; against the public evaluate of the run's weights.
+  for (const bool binary : {false, true}) {
+    for (const double l2 : {0.0, 0.001}) {
+      CAPTURE(binary);
+      CAPTURE(l2);
+      auto problem = test::sparse_problem(800, 300, 12, 8, 202);
+      Dataset fit = std::move(problem.train);
+      Dataset test_rows = std::move(problem.test);
+      const std::vector<std::uint32_t> beyond{3, static_cast<std::uint32_t>(fit.num_features + 4)};
+      test_rows.append(beyond, std::vector<float>{0.5f, 2.0f}, fit.labels[0]);
+      test_rows.num_features = fit.num_features + 5;
+      if (binary) {
+        const auto one = [](float, std::size_t) { return 1.0f; };
+        fit = rounded(std::move(fit), one);
+        test_rows = rounded(std::move(test_rows), one);
+      }
+      TrainConfig config = logistic(DataPrecision::kF32);
+      config.l2 = l2;
+      const Report report = train(config, fit, &test_rows);
+      REQUIRE(report.training_rows->index_bits == 16);
+      const std::vector<float> labels(report.labels.begin(), report.labels.end());
+      const Evaluation given =
+          evaluate(LossKind::kLogistic, report.weights, l2, test_rows, labels, 1);
+      CHECK(report.epochs.back().test->loss == given.loss);
+      CHECK(report.epochs.back().test->accuracy == given.accuracy);
+    }
+  }
+}
+
 TEST_CASE("the loops read back the data's indices, and its values as the precision holds them") {
   Dataset data = sparse_data(400, 4);
   // Signed values, to take the signed half path.

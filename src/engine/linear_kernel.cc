@@ -934,6 +934,8 @@ struct LinearRun {
   // Where losses are taken in the numbering (loss_in_numbering): the test rows' indices under
   // it, features beyond the training data's keeping theirs (the loss skips them); else empty.
   std::vector<std::uint32_t> test_numbered{};
+  // The test rows packed, where that reads fewer bytes than the data set (pack_test_rows).
+  std::optional<detail::PackedRows> test_rows{};
   // --weights bf16: the shared weights the loops train (the store holds them widened for
   // whatever reads the model); empty otherwise.
   std::vector<std::uint16_t> bf16{};
@@ -1074,14 +1076,18 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
     if (run_.loss_sample) {
       result.train = evaluated(model(), *run_.loss_sample, run_.y_loss_sample);
     } else if (loss_on_packed_rows(run_)) {
-      result.train = packed_loss();
+      result.train = packed_loss(*run_.rows, run_.train_data, run_.y_train);
     } else {
       result.train = evaluated(model(), run_.train_data, run_.y_train);
     }
     if (!run_.test_data || !with_test) return result;
-    result.test = loss_in_numbering(run_)
-                      ? numbered_loss(*run_.test_data, run_.test_numbered.data(), run_.y_test)
-                      : evaluated(model(), *run_.test_data, run_.y_test);
+    if (loss_in_numbering(run_)) {
+      result.test = numbered_loss(*run_.test_data, run_.test_numbered.data(), run_.y_test);
+    } else if (run_.test_rows) {
+      result.test = packed_loss(*run_.test_rows, *run_.test_data, run_.y_test);
+    } else {
+      result.test = evaluated(model(), *run_.test_data, run_.y_test);
+    }
     return result;
   }
   // One step per epoch. The epoch schedule multiplies by the decay once per epoch, so a resumed
@@ -1149,12 +1155,12 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
                                  y, run_.arena);
   }
 
-  // The training rows' loss read from the packed rows (loss_on_packed_rows) against the model
-  // as numbered.
-  Evaluation packed_loss() const {
-    return detail::with_packed_rows(*run_.rows, run_.train_data, [&](const auto& rows) {
-      return evaluate_mapped<Loss>(numbered_model(), *run_.config.l2, rows, run_.y_train,
-                                   run_.arena);
+  // The loss of `data` read from its exact packed rows, `packed`, against the model as
+  // numbered: the training rows (loss_on_packed_rows) or the test rows (pack_test_rows).
+  Evaluation packed_loss(const detail::PackedRows& packed, const Dataset& data,
+                         std::span<const float> y) const {
+    return detail::with_packed_rows(packed, data, [&](const auto& rows) {
+      return evaluate_mapped<Loss>(numbered_model(), *run_.config.l2, rows, y, run_.arena);
     });
   }
 
@@ -1248,8 +1254,19 @@ void describe_data(Report& report, const Dataset& train_data, const Dataset* tes
   report.labels.assign(label_values.begin(), label_values.end());
 }
 
+// The test rows packed as the training rows are (their own dimension choosing 16- or 32-bit
+// indices) with the data's own values, where the model keeps the given numbering and that takes
+// fewer bytes than the data set's 8 a nonzero: the same products in the same order, so the same
+// loss to the last bit. Else none, and the test loss reads the data set.
+void pack_test_rows(LinearRun& run) {
+  if (run.test_data == nullptr || run.rows->renumbered()) return;
+  run.arena.execute([&] { run.test_rows.emplace(*run.test_data, DataPrecision::kF32); });
+  if (!run.test_rows->exact() || run.test_rows->bytes_per_nonzero() >= 8) run.test_rows.reset();
+}
+
 // The rows as the training loops read them: renumbered by frequency where `renumber`, packed,
-// the test rows numbered alike where losses are taken in the numbering, and the replicas' hot
+// the test rows numbered alike where losses are taken in the numbering (else packed where that
+// pays), and the replicas' hot
 // rows and mean-merged slots; what was chosen goes into the report.
 void prepare_rows(LinearRun& run, Report& report, std::span<const std::uint32_t> counts,
                   bool renumber) {
@@ -1262,6 +1279,7 @@ void prepare_rows(LinearRun& run, Report& report, std::span<const std::uint32_t>
   if (run.test_data && loss_in_numbering(run)) {
     run.arena.execute([&] { run.test_numbered = numbered_indices(*run.test_data, run.numbers); });
   }
+  pack_test_rows(run);
   report.training_rows = RowLayout{run.rows->index_bits(), to_string(run.rows->values()),
                                    run.rows->bytes_per_nonzero(), run.rows->renumbered()};
   if (config.replicate > 0 && config.hot_features > 0) {
