@@ -65,9 +65,9 @@ struct EvaluatedRows {
   std::size_t num_features() const { return data.num_features; }
 };
 
-/// The training rows as the loops read them (PackedRows::visit_exact), for an evaluation: 16-
-/// or 32-bit indices and the data's own values, or none for binary data, so fewer bytes than
-/// the data set's and the same products.
+/// Rows as PackedRows lays them out (visit_exact: the training rows, or the test rows packed
+/// alike), for an evaluation: 16- or 32-bit indices and the data's own values, or none for
+/// binary data, so fewer bytes than the data set's and the same products.
 template <class Index, class Values>
 struct PackedEvaluatedRows {
   /// One row: its indices and a view of its values.

@@ -4,9 +4,9 @@
 // al. 2015): 16-bit feature indices when the dimension allows, no values at all for binary
 // data, and on request values as half floats or bytes (--data-precision). The loops that read
 // rows for training (margins and updates) take them through `visit`, which hands a row's
-// indices and a view of its values to a function instantiated once per layout. The training
-// loss reads them too where they hold the data's own values (`visit_exact`); the test file's
-// loss and everything else read the data set itself.
+// indices and a view of its values to a function instantiated once per layout. The losses
+// after each epoch read them too where they hold the data's own values (`visit_exact`; the
+// test file is packed alike for its loss); everything else reads the data set itself.
 
 #include <array>
 #include <bit>
