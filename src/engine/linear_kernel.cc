@@ -1228,10 +1228,6 @@ std::unique_ptr<detail::Kernel> make_linear_kernel(LinearRun& run) {
   });
 }
 
-}  // namespace
-
-namespace detail {
-
 // The training rows' count within what the kernels index (32-bit row numbers), and not zero.
 void check_training_rows(const Dataset& train_data) {
   if (train_data.rows() == 0) {
@@ -1322,6 +1318,10 @@ void prepare_bf16(LinearRun& run, const Callbacks& callbacks) {
   }
   run.arena.execute([&] { run.bf16 = detail::narrowed_bf16(run.store.values()); });
 }
+
+}  // namespace
+
+namespace detail {
 
 Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dataset* test_data,
                     const Callbacks& callbacks, const TrainState* resume) {
