@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <optional>
 #include <thread>
@@ -140,6 +141,7 @@ struct alignas(kCacheLine) WorkerState {
   detail::ReplicaCounts replica_counts;
   detail::InFlight<Flight> in_flight;  // --write-latency: sent, oldest first
   detail::RoundingBits rounding;       // --weights bf16: the random bits of its roundings
+  std::vector<float> kept_weights;     // the weights a private sample's margin read (its row's)
   detail::WorkerStats stats;
 };
 
@@ -430,9 +432,14 @@ class Engine {
     const std::uint64_t applied_before = s.stats.applied;
     [[maybe_unused]] auto& published = s.staleness_probe.counter();
     std::uint64_t updates = 0;
+    const bool kept = writes_kept<kTarget>();
     for (std::size_t pos = first; pos < last; ++pos) {
       const std::uint32_t r = rows[pos];
       prefetch_ahead(rows, pos, ahead_end);
+      if (kept) {
+        if (private_step(w, r, s.kept_weights.data())) ++updates;
+        continue;
+      }
       const float m = kReplica ? row_margin<Private>(w, r) : shared_margin(r);
       const float g = Loss::derivative(m, y_[r]);
       if constexpr (!kRegularised) {
@@ -452,6 +459,61 @@ class Engine {
     s.stats.computed += updates;
     (kReplica ? s.replica_counts.unmerged : s.stats.applied) += updates;
     return updates;
+  }
+
+  // Whether the plain loop may write each weight from the value its margin read
+  // (private_step): on the worker's replica, or on the shared store in floats where no other
+  // worker writes it (the serial policy; racy with one worker, whose plain loads and stores
+  // are the serial policy's).
+  template <Target kTarget>
+  bool writes_kept() const {
+    if constexpr (kBf16 || kTarget == kPublishing) {
+      return false;
+    } else if constexpr (kTarget == kOnReplica || std::is_same_v<P, SerialPolicy>) {
+      return true;
+    } else {
+      return std::is_same_v<P, RacyPolicy> && workers_ == 1;
+    }
+  }
+
+  // One plain-loop sample of row r on weights w that no other worker writes: the margin keeps
+  // the weights it reads in `kept` (the row's length), and the update writes w[j] = kept + coef x
+  // value four nonzeros at a time, instead of reading each weight again. A row's indices are
+  // distinct, so kept[k] is still w[idx[k]] when the update writes it: the same sums, rounded
+  // the same way, as the read-modify-write loop. Returns whether it updated.
+  HOGWILD_FORCE_INLINE inline bool private_step(float* w, std::uint32_t r, float* kept) {
+    return rows_.visit(r, [&](const auto* idx, auto values, std::size_t n) {
+      const float g =
+          Loss::derivative(margin<Private, float, true>(w, idx, values, n, kept), y_[r]);
+      if constexpr (!kRegularised) {
+        if (g == 0.0f) return false;
+      }
+      apply_kept(w, idx, values, n, -eta_ * g, kept);
+      return true;
+    });
+  }
+
+  // w[idx[k]] = (kept[k] + coef x values[k]) (x the feature's L2 shrink) for the n nonzeros.
+  template <class Index, class Values>
+  HOGWILD_FORCE_INLINE inline void apply_kept(float* w, const Index* idx, Values values,
+                                              std::size_t n, float coef, const float* kept) {
+    using Floats4 = float __attribute__((vector_size(16)));
+    std::size_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+      Floats4 v;
+      std::memcpy(&v, kept + k, sizeof v);
+      v += coef * Floats4{values[k], values[k + 1], values[k + 2], values[k + 3]};
+      if constexpr (kRegularised) {
+        v *=
+            Floats4{shrink_[idx[k]], shrink_[idx[k + 1]], shrink_[idx[k + 2]], shrink_[idx[k + 3]]};
+      }
+      for (int j = 0; j < 4; ++j) w[idx[k + j]] = v[j];
+    }
+    for (; k < n; ++k) {
+      float v = kept[k] + coef * values[k];
+      if constexpr (kRegularised) v *= shrink_[idx[k]];
+      w[idx[k]] = v;
+    }
   }
 
   // Dispatches one sample to the single-sample or the minibatch path.
@@ -626,15 +688,15 @@ class Engine {
   // The margin w . x over n nonzeros, each weight read through Reader::load (a policy,
   // Private, or the bf16 access). Every path computes it in this one order, so they agree bit
   // for bit.
-  template <class Reader, class Weight, class Index, class Values>
+  template <class Reader, class Weight, bool kKeep = false, class Index, class Values>
   HOGWILD_FORCE_INLINE inline float margin(const Weight* w, const Index* idx, Values val,
-                                           std::size_t n) const {
+                                           std::size_t n, float* kept = nullptr) const {
     // Four partial sums: one sum's chain of dependent additions (75 of them, 3-4 cycles each)
     // was most of a sample's time once rows stream from memory. Sum j takes nonzeros k with
     // k % 4 == j; the four are the lanes of one vector, so four values are one load and four
     // products one multiplication and one addition (the roundings of four scalar sums).
     if constexpr (std::is_same_v<Values, detail::OneValues>) {
-      return margin_of_ones<Reader>(w, idx, n);
+      return margin_of_ones<Reader, Weight, kKeep>(w, idx, n, kept);
     } else {
       using Floats4 = float __attribute__((vector_size(16)));
       Floats4 sums = {0, 0, 0, 0};
@@ -642,28 +704,38 @@ class Engine {
       for (; k + 4 <= n; k += 4) {
         const Floats4 weights = {Reader::load(w[idx[k]]), Reader::load(w[idx[k + 1]]),
                                  Reader::load(w[idx[k + 2]]), Reader::load(w[idx[k + 3]])};
+        if constexpr (kKeep) std::memcpy(kept + k, &weights, sizeof weights);
         sums += weights * Floats4{val[k], val[k + 1], val[k + 2], val[k + 3]};
       }
       float m0 = sums[0];
-      for (; k < n; ++k) m0 += Reader::load(w[idx[k]]) * val[k];
+      for (; k < n; ++k) {
+        const float x = Reader::load(w[idx[k]]);
+        if constexpr (kKeep) kept[k] = x;
+        m0 += x * val[k];
+      }
       return (m0 + sums[1]) + (sums[2] + sums[3]);
     }
   }
 
   // The margin of a binary row (every value 1), in margin's order: with no values to load,
   // four scalar sums take fewer instructions than packing four weights into a vector.
-  template <class Reader, class Weight, class Index>
-  HOGWILD_FORCE_INLINE inline float margin_of_ones(const Weight* w, const Index* idx,
-                                                   std::size_t n) const {
+  template <class Reader, class Weight, bool kKeep, class Index>
+  HOGWILD_FORCE_INLINE inline float margin_of_ones(const Weight* w, const Index* idx, std::size_t n,
+                                                   float* kept) const {
+    const auto read = [&](std::size_t k) {
+      const float x = Reader::load(w[idx[k]]);
+      if constexpr (kKeep) kept[k] = x;
+      return x;
+    };
     float m0 = 0, m1 = 0, m2 = 0, m3 = 0;
     std::size_t k = 0;
     for (; k + 4 <= n; k += 4) {
-      m0 += Reader::load(w[idx[k]]);
-      m1 += Reader::load(w[idx[k + 1]]);
-      m2 += Reader::load(w[idx[k + 2]]);
-      m3 += Reader::load(w[idx[k + 3]]);
+      m0 += read(k);
+      m1 += read(k + 1);
+      m2 += read(k + 2);
+      m3 += read(k + 3);
     }
-    for (; k < n; ++k) m0 += Reader::load(w[idx[k]]);
+    for (; k < n; ++k) m0 += read(k);
     return (m0 + m1) + (m2 + m3);
   }
 
@@ -1373,6 +1445,7 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   const Callbacks clocks = with_virtual_clocks(config, callbacks);
   for (int w = 0; w < workers; ++w) {
     states.emplace_back(w, config, config.seed, counters, clocks.clock);
+    states.back().kept_weights.resize(report.dataset->max_nnz_per_row);
   }
   tbb::task_arena arena(config.threads);
   LinearRun run{config, store,  train_data, test_data, std::move(y_train), std::move(y_test), {},
