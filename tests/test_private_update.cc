@@ -4,7 +4,7 @@
 // weight again as it writes it. With every update measured (staleness_sample 1) a run takes the
 // full step on every sample; with none measured, the plain loop: both runs must give the same
 // losses and weights bit for bit, on every row layout (16- and 32-bit indices, float, half, byte
-// and no values), loss and L2 setting, with rows whose lengths leave one to three nonzeros after
+// and no values), loss and L2 setting, with rows whose lengths leave one or three nonzeros after
 // the last group of four.
 #include <doctest/doctest.h>
 
