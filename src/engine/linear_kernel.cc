@@ -141,7 +141,8 @@ struct alignas(kCacheLine) WorkerState {
   detail::ReplicaCounts replica_counts;
   detail::InFlight<Flight> in_flight;  // --write-latency: sent, oldest first
   detail::RoundingBits rounding;       // --weights bf16: the random bits of its roundings
-  std::vector<float> kept_weights;     // the weights a private sample's margin read (its row's)
+  // The weights a private sample's margin read, then its values widened (twice the longest row).
+  std::vector<float> kept_weights;
   detail::WorkerStats stats;
 };
 
@@ -477,10 +478,11 @@ class Engine {
   }
 
   // One plain-loop sample of row r on weights w that no other worker writes: the margin keeps
-  // the weights it reads in `kept` (the row's length), and the update writes w[j] = kept + coef x
-  // value four nonzeros at a time, instead of reading each weight again. A row's indices are
-  // distinct, so kept[k] is still w[idx[k]] when the update writes it: the same sums, rounded
-  // the same way, as the read-modify-write loop. Returns whether it updated.
+  // the weights it reads in `kept` (and half or byte values widened, after them), and the
+  // update writes w[j] = kept + coef x value four nonzeros at a time, instead of reading each
+  // weight again. A row's indices are distinct, so kept[k] is still w[idx[k]] when the update
+  // writes it: the same sums, rounded the same way, as the read-modify-write loop. Returns
+  // whether it updated.
   HOGWILD_FORCE_INLINE inline bool private_step(float* w, std::uint32_t r, float* kept) {
     return rows_.visit(r, [&](const auto* idx, auto values, std::size_t n) {
       const float g =
@@ -493,16 +495,22 @@ class Engine {
     });
   }
 
-  // w[idx[k]] = (kept[k] + coef x values[k]) (x the feature's L2 shrink) for the n nonzeros.
+  // w[idx[k]] = (kept[k] + coef x values[k]) (x the feature's L2 shrink) for the n nonzeros,
+  // the values widened read from kept[n, 2n).
   template <class Index, class Values>
   HOGWILD_FORCE_INLINE inline void apply_kept(float* w, const Index* idx, Values values,
                                               std::size_t n, float coef, const float* kept) {
     using Floats4 = float __attribute__((vector_size(16)));
     std::size_t k = 0;
     for (; k + 4 <= n; k += 4) {
-      Floats4 v;
+      Floats4 v, x;
       std::memcpy(&v, kept + k, sizeof v);
-      v += coef * Floats4{values[k], values[k + 1], values[k + 2], values[k + 3]};
+      if constexpr (kWidened<Values>) {
+        std::memcpy(&x, kept + n + k, sizeof x);
+      } else {
+        x = Floats4{values[k], values[k + 1], values[k + 2], values[k + 3]};
+      }
+      v += coef * x;
       if constexpr (kRegularised) {
         v *=
             Floats4{shrink_[idx[k]], shrink_[idx[k + 1]], shrink_[idx[k + 2]], shrink_[idx[k + 3]]};
@@ -510,11 +518,17 @@ class Engine {
       for (int j = 0; j < 4; ++j) w[idx[k + j]] = v[j];
     }
     for (; k < n; ++k) {
-      float v = kept[k] + coef * values[k];
+      float v = kept[k] + coef * (kWidened<Values> ? kept[n + k] : values[k]);
       if constexpr (kRegularised) v *= shrink_[idx[k]];
       w[idx[k]] = v;
     }
   }
+
+  // Whether a row's values are widened to floats as they are read (half floats, bytes): the
+  // margin keeps them widened for the update, which would widen them again.
+  template <class Values>
+  static constexpr bool kWidened =
+      !std::is_same_v<Values, detail::F32Values> && !std::is_same_v<Values, detail::OneValues>;
 
   // Dispatches one sample to the single-sample or the minibatch path.
   void step(WorkerState& s, std::uint32_t r, std::size_t pos, std::size_t len) {
@@ -688,6 +702,8 @@ class Engine {
   // The margin w . x over n nonzeros, each weight read through Reader::load (a policy,
   // Private, or the bf16 access). Every path computes it in this one order, so they agree bit
   // for bit.
+  // With kKeep, the weights read go to kept[0, n) and, for values widened from half floats or
+  // bytes, the widened values to kept[n, 2n) (private_step).
   template <class Reader, class Weight, bool kKeep = false, class Index, class Values>
   HOGWILD_FORCE_INLINE inline float margin(const Weight* w, const Index* idx, Values val,
                                            std::size_t n, float* kept = nullptr) const {
@@ -704,14 +720,18 @@ class Engine {
       for (; k + 4 <= n; k += 4) {
         const Floats4 weights = {Reader::load(w[idx[k]]), Reader::load(w[idx[k + 1]]),
                                  Reader::load(w[idx[k + 2]]), Reader::load(w[idx[k + 3]])};
+        const Floats4 values = {val[k], val[k + 1], val[k + 2], val[k + 3]};
         if constexpr (kKeep) std::memcpy(kept + k, &weights, sizeof weights);
-        sums += weights * Floats4{val[k], val[k + 1], val[k + 2], val[k + 3]};
+        if constexpr (kKeep && kWidened<Values>) std::memcpy(kept + n + k, &values, sizeof values);
+        sums += weights * values;
       }
       float m0 = sums[0];
       for (; k < n; ++k) {
         const float x = Reader::load(w[idx[k]]);
+        const float v = val[k];
         if constexpr (kKeep) kept[k] = x;
-        m0 += x * val[k];
+        if constexpr (kKeep && kWidened<Values>) kept[n + k] = v;
+        m0 += x * v;
       }
       return (m0 + sums[1]) + (sums[2] + sums[3]);
     }
@@ -1445,7 +1465,7 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   const Callbacks clocks = with_virtual_clocks(config, callbacks);
   for (int w = 0; w < workers; ++w) {
     states.emplace_back(w, config, config.seed, counters, clocks.clock);
-    states.back().kept_weights.resize(report.dataset->max_nnz_per_row);
+    states.back().kept_weights.resize(2 * report.dataset->max_nnz_per_row);
   }
   tbb::task_arena arena(config.threads);
   LinearRun run{config, store,  train_data, test_data, std::move(y_train), std::move(y_test), {},
