@@ -29,6 +29,7 @@ using namespace hogwild;
 using detail::narrow_half;
 using detail::PackedRows;
 using detail::widen_half;
+using test::rounded;
 
 namespace {
 
@@ -46,17 +47,6 @@ bool finite_half(std::uint16_t h) { return ((h >> 10) & 0x1f) != 0x1f; }
 Dataset sparse_data(std::size_t features, std::uint64_t seed) {
   auto problem = test::sparse_problem(600, features, 12, seed);
   return std::move(problem.train);
-}
-
-// Every value through `round`, so that a precision holds them exactly.
-template <class Round>
-Dataset rounded(Dataset data, Round round) {
-  for (std::size_t r = 0; r < data.rows(); ++r) {
-    for (auto k = data.row_offsets[r]; k < data.row_offsets[r + 1]; ++k) {
-      data.values[k] = round(data.values[k], r);
-    }
-  }
-  return data;
 }
 
 // What visit hands the loops for row r, widened to floats.

@@ -29,13 +29,6 @@ struct Layout {
   double step;  // one that does not diverge with squared loss on these values
 };
 
-// Every value through `round`, so that a precision holds it exactly.
-template <class Round>
-Dataset rounded(Dataset data, Round round) {
-  for (float& v : data.values) v = round(v);
-  return data;
-}
-
 std::vector<Layout> layouts() {
   // 300 features: 16-bit indices; 70,000: 32-bit. Rows of 13 and 15 nonzeros.
   Dataset narrow = test::sparse_problem(700, 300, 13, 11).train;
@@ -43,12 +36,16 @@ std::vector<Layout> layouts() {
   std::vector<Layout> out;
   out.push_back({"f32, 16-bit indices", narrow, DataPrecision::kF32, 0.3});
   out.push_back({"f32, 32-bit indices", wide, DataPrecision::kF32, 0.3});
-  out.push_back({"binary", rounded(narrow, [](float) { return 1.0f; }), DataPrecision::kF32, 0.02});
+  out.push_back({"binary", test::rounded(narrow, [](float, std::size_t) { return 1.0f; }),
+                 DataPrecision::kF32, 0.02});
   out.push_back(
-      {"f16", rounded(narrow, [](float v) { return detail::widen_half(detail::narrow_half(v)); }),
+      {"f16",
+       test::rounded(
+           narrow, [](float v, std::size_t) { return detail::widen_half(detail::narrow_half(v)); }),
        DataPrecision::kF16, 0.3});
   // Integers up to 255 hold exactly with a row scale of 1.
-  out.push_back({"u8", rounded(wide, [](float v) { return std::round(v * 40) + 1; }),
+  out.push_back({"u8",
+                 test::rounded(wide, [](float v, std::size_t) { return std::round(v * 40) + 1; }),
                  DataPrecision::kU8, 0.0005});
   return out;
 }

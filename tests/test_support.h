@@ -89,4 +89,16 @@ inline SparseProblem sparse_problem(std::size_t rows, std::size_t features, std:
   return generate_sparse(c);
 }
 
+/// `data` with every value v of row r replaced by round(v, r): values a precision holds
+/// exactly, binary data, signed values.
+template <class Round>
+Dataset rounded(Dataset data, Round round) {
+  for (std::size_t r = 0; r < data.rows(); ++r) {
+    for (auto k = data.row_offsets[r]; k < data.row_offsets[r + 1]; ++k) {
+      data.values[k] = round(data.values[k], r);
+    }
+  }
+  return data;
+}
+
 }  // namespace hogwild::test

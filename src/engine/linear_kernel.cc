@@ -441,16 +441,12 @@ class Engine {
         if (private_step(w, r, s.kept_weights.data())) ++updates;
         continue;
       }
-      const float m = kReplica ? row_margin<Private>(w, r) : shared_margin(r);
-      const float g = Loss::derivative(m, y_[r]);
+      // Shared weights others write (or bf16): read again as they are written.
+      const float g = Loss::derivative(shared_margin(r), y_[r]);
       if constexpr (!kRegularised) {
         if (g == 0.0f) continue;
       }
-      if constexpr (kReplica) {
-        replica_apply(w, r, -eta_ * g);
-      } else {
-        apply_shared(s, r, -eta_ * g);
-      }
+      apply_shared(s, r, -eta_ * g);
       ++updates;
       if constexpr (kTarget == kPublishing) {
         published.store(applied_before + updates, std::memory_order_relaxed);
@@ -463,14 +459,16 @@ class Engine {
   }
 
   // Whether the plain loop may write each weight from the value its margin read
-  // (private_step): on the worker's replica, or on the shared store in floats where no other
-  // worker writes it (the serial policy; racy with one worker, whose plain loads and stores
-  // are the serial policy's).
+  // (private_step): on the worker's replica (floats, whatever the shared weights are), or on
+  // the shared store in floats where no other worker writes it (the serial policy; racy with
+  // one worker, whose plain loads and stores are the serial policy's).
   template <Target kTarget>
   bool writes_kept() const {
-    if constexpr (kBf16 || kTarget == kPublishing) {
+    if constexpr (kTarget == kOnReplica) {
+      return true;
+    } else if constexpr (kBf16 || kTarget == kPublishing) {
       return false;
-    } else if constexpr (kTarget == kOnReplica || std::is_same_v<P, SerialPolicy>) {
+    } else if constexpr (std::is_same_v<P, SerialPolicy>) {
       return true;
     } else {
       return std::is_same_v<P, RacyPolicy> && workers_ == 1;
