@@ -50,4 +50,17 @@ struct SquaredLoss {
   static float derivative(float m, float y) { return m - y; }
 };
 
+/// d loss / d margin of the loss named at run time.
+inline float loss_derivative(LossKind loss, float m, float y) {
+  switch (loss) {
+    case LossKind::kLogistic:
+      return LogisticLoss::derivative(m, y);
+    case LossKind::kHinge:
+      return HingeLoss::derivative(m, y);
+    case LossKind::kSquared:
+      break;
+  }
+  return SquaredLoss::derivative(m, y);
+}
+
 }  // namespace hogwild

@@ -48,7 +48,6 @@ namespace hogwild {
 using detail::binary_label_values;
 using detail::dispatch_loss;
 using detail::dispatch_policy;
-using detail::evaluate_mapped;
 using detail::EvaluatedRows;
 using detail::kCacheLine;
 using detail::mapped_labels;
@@ -180,7 +179,7 @@ double sparse_cosine(const detail::PackedRows& rows, const Dataset& data, std::u
 // kBf16 (--weights bf16): the shared weights the plain loop and single steps read and write are
 // `bf16` (racy or serial, no replicas, delays or minibatches: the configuration allows no other
 // loop); the float store is what the kernel widens them into.
-template <class P, class Loss, bool kRegularised, bool kBf16>
+template <class P, bool kRegularised, bool kBf16>
 class Engine {
  public:
   Engine(ParamStore& store, const Dataset& data, const detail::PackedRows& rows, const float* y,
@@ -205,6 +204,7 @@ class Engine {
         clocked_(config.virtual_time),
         // Simulation steps each virtual worker one sample per round.
         per_sample_(delayed_ || batched_ || slow_ || config.simulate > 0),
+        loss_(std::get<LinearModel>(config.model).loss),
         merge_every_(static_cast<std::uint64_t>(config.replicate)),
         states_(states),
         global_(global),
@@ -280,7 +280,7 @@ class Engine {
     const bool measured = s.staleness_probe.tick();
     float* w = s.replica.data();
     const float m = hot_ ? hot_margin(w, r) : row_margin<Private>(w, r);
-    const float g = Loss::derivative(m, y_[r]);
+    const float g = derivative(m, y_[r]);
     if constexpr (!kRegularised) {
       if (g == 0.0f) return;
     }
@@ -389,7 +389,7 @@ class Engine {
     for (std::size_t pos = first; pos < last; ++pos) {
       const std::uint32_t r = rows[pos];
       prefetch_ahead(rows, pos, ahead_end);
-      const float g = Loss::derivative(hot_margin(replica, r), y_[r]);
+      const float g = derivative(hot_margin(replica, r), y_[r]);
       if constexpr (!kRegularised) {
         if (g == 0.0f) continue;
       }
@@ -442,7 +442,7 @@ class Engine {
         continue;
       }
       // Shared weights others write (or bf16): read again as they are written.
-      const float g = Loss::derivative(shared_margin(r), y_[r]);
+      const float g = derivative(shared_margin(r), y_[r]);
       if constexpr (!kRegularised) {
         if (g == 0.0f) continue;
       }
@@ -483,8 +483,7 @@ class Engine {
   // whether it updated.
   HOGWILD_FORCE_INLINE inline bool private_step(float* w, std::uint32_t r, float* kept) {
     return rows_.visit(r, [&](const auto* idx, auto values, std::size_t n) {
-      const float g =
-          Loss::derivative(margin<Private, float, true>(w, idx, values, n, kept), y_[r]);
+      const float g = derivative(margin<Private, float, true>(w, idx, values, n, kept), y_[r]);
       if constexpr (!kRegularised) {
         if (g == 0.0f) return false;
       }
@@ -562,7 +561,7 @@ class Engine {
     detail::StalenessProbe::Reading at_read;
     if (measured) at_read = s.staleness_probe.read();
     const float m = shared_margin(r);
-    const float g = Loss::derivative(m, y_[r]);
+    const float g = derivative(m, y_[r]);
     bool has_update = true;
     if constexpr (!kRegularised) has_update = g != 0.0f;
     if (has_update) {
@@ -599,7 +598,7 @@ class Engine {
     }
     const float* w = store_.data();
     const float m = row_margin<P>(w, r);
-    const float g = Loss::derivative(m, y_[r]);
+    const float g = derivative(m, y_[r]);
     bool has_update = true;
     if constexpr (!kRegularised) has_update = g != 0.0f;
     if (has_update) s.batch.emplace_back(r, g);
@@ -659,6 +658,12 @@ class Engine {
   }
 
  private:
+  // d loss / d margin of the run's loss: one predictable switch a sample, where compiling every
+  // loop once per loss made this file take 2.5 times as long to compile.
+  HOGWILD_FORCE_INLINE float derivative(float m, float y) const {
+    return loss_derivative(loss_, m, y);
+  }
+
   // Rows are read in shuffled order from storage far larger than the caches, so each sample
   // would start with dependent misses (its offsets, then its indices, values and label): the
   // plain loop asks for the offsets kOffsetAhead samples ahead and the row kRowAhead ahead.
@@ -986,6 +991,7 @@ class Engine {
   bool slow_;
   bool clocked_;  // virtual time: every sample moves the worker's clock
   bool per_sample_;
+  LossKind loss_;              // one switch a sample: the loops are compiled once for all losses
   std::uint64_t merge_every_;  // samples between replica merges; 0: no replicas
   // Last: the per-sample loops read the fields above, at the offsets they had without these.
   std::span<WorkerState> states_;  // every worker's, for delays in global steps
@@ -1097,7 +1103,7 @@ std::vector<std::uint32_t> mean_merged_slots(const LinearRun& run,
 // The linear kernel: the Engine's loops behind the driver's interface, for one policy, loss,
 // regularisation and weight precision chosen once. Workers read its fields on every sample: it has
 // its cache lines to itself, so no heap neighbour's writes move them between cores.
-template <class P, class Loss, bool kRegularised, bool kBf16>
+template <class P, bool kRegularised, bool kBf16>
 class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
  public:
   explicit LinearKernel(LinearRun& run)
@@ -1241,26 +1247,32 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   // as numbered (loss_in_numbering).
   Evaluation numbered_loss(const Dataset& data, const std::uint32_t* numbered,
                            std::span<const float> y) const {
-    return evaluate_mapped<Loss>(numbered_model(), *run_.config.l2, EvaluatedRows(data, numbered),
-                                 y, run_.arena);
+    return loss_of(numbered_model(), EvaluatedRows(data, numbered), y);
   }
 
   // The loss of `data` read from its exact packed rows, `packed`, against the model as
   // numbered: the training rows (loss_on_packed_rows) or the test rows (pack_test_rows).
   Evaluation packed_loss(const detail::PackedRows& packed, const Dataset& data,
                          std::span<const float> y) const {
-    return detail::with_packed_rows(packed, data, [&](const auto& rows) {
-      return evaluate_mapped<Loss>(numbered_model(), *run_.config.l2, rows, y, run_.arena);
-    });
+    return detail::with_packed_rows(
+        packed, data, [&](const auto& rows) { return loss_of(numbered_model(), rows, y); });
   }
 
   Evaluation evaluated(std::span<const float> w, const Dataset& data,
                        std::span<const float> y) const {
-    return evaluate_mapped<Loss>(w, *run_.config.l2, EvaluatedRows(data), y, run_.arena);
+    return loss_of(w, EvaluatedRows(data), y);
+  }
+
+  // The loss and accuracy of the model `w` on `rows` (evaluate_mapped with the run's loss).
+  template <class Rows>
+  Evaluation loss_of(std::span<const float> w, const Rows& rows, std::span<const float> y) const {
+    return dispatch_loss(std::get<LinearModel>(run_.config.model).loss, [&](auto loss) {
+      return detail::evaluate_mapped<decltype(loss)>(w, *run_.config.l2, rows, y, run_.arena);
+    });
   }
 
   LinearRun& run_;
-  Engine<P, Loss, kRegularised, kBf16> engine_;
+  Engine<P, kRegularised, kBf16> engine_;
   double eta_ = 0;
   double step_scale_ = 1;  // the plateau schedule's cuts
 };
@@ -1303,18 +1315,14 @@ void renumber_weights(LinearRun& run) {
 std::unique_ptr<detail::Kernel> make_linear_kernel(LinearRun& run) {
   return dispatch_policy(run.config.policy, [&](auto policy) -> std::unique_ptr<detail::Kernel> {
     using P = decltype(policy);
-    const LossKind loss = std::get<LinearModel>(run.config.model).loss;
-    return dispatch_loss(loss, [&](auto loss_type) -> std::unique_ptr<detail::Kernel> {
-      using Loss = decltype(loss_type);
-      if constexpr (P::kind == Policy::kRacy || P::kind == Policy::kSerial) {
-        if (!run.bf16.empty()) {
-          if (*run.config.l2 > 0) return std::make_unique<LinearKernel<P, Loss, true, true>>(run);
-          return std::make_unique<LinearKernel<P, Loss, false, true>>(run);
-        }
+    if constexpr (P::kind == Policy::kRacy || P::kind == Policy::kSerial) {
+      if (!run.bf16.empty()) {
+        if (*run.config.l2 > 0) return std::make_unique<LinearKernel<P, true, true>>(run);
+        return std::make_unique<LinearKernel<P, false, true>>(run);
       }
-      if (*run.config.l2 > 0) return std::make_unique<LinearKernel<P, Loss, true, false>>(run);
-      return std::make_unique<LinearKernel<P, Loss, false, false>>(run);
-    });
+    }
+    if (*run.config.l2 > 0) return std::make_unique<LinearKernel<P, true, false>>(run);
+    return std::make_unique<LinearKernel<P, false, false>>(run);
   });
 }
 
