@@ -1,11 +1,11 @@
 // The plain loop's update of weights no other worker writes (the one worker's shared weights
-// under the serial policy or racy, or a worker's replica): it writes each weight from the value the
-// sample's margin read, plus the step. The full step, which every measured sample takes, reads each
-// weight again as it writes it. With every update measured (staleness_sample 1) a run takes the
-// full step on every sample; with none measured, the plain loop: both runs must give the same
-// losses and weights bit for bit, on every row layout (16- and 32-bit indices, float, half, byte
-// and no values), loss and L2 setting, with rows whose lengths leave one or three nonzeros after
-// the last group of four.
+// under the serial policy or racy, or a worker's replica, whole or of the hot features alone): it
+// writes each weight from the value the sample's margin read, plus the step. The full step, which
+// every measured sample takes, reads each weight again as it writes it. With every update measured
+// (staleness_sample 1) a run takes the full step on every sample; with none measured, the plain
+// loop: both runs must give the same losses and weights bit for bit, on every row layout (16- and
+// 32-bit indices, float, half, byte and no values), loss and L2 setting, with rows whose lengths
+// leave one or three nonzeros after the last group of four.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -51,10 +51,11 @@ std::vector<Layout> layouts() {
 }
 
 // Where the one worker writes: the shared weights under the serial or the racy policy, or its
-// replica (merged every `replicate` samples).
+// replica (merged every `replicate` samples) of every feature or of the `hot` hottest.
 struct Target {
   Policy policy;
   int replicate;
+  std::size_t hot;
 };
 
 TrainConfig config(const Layout& layout, LossKind loss, double l2, Target target, double measured) {
@@ -64,6 +65,7 @@ TrainConfig config(const Layout& layout, LossKind loss, double l2, Target target
   c.policy = target.policy;
   c.threads = 1;
   c.replicate = target.replicate;
+  c.hot_features = target.hot;
   c.epochs = 3;
   c.optimizer.step = layout.step;
   c.l2 = l2;
@@ -79,15 +81,19 @@ TEST_CASE("the plain loop's private update is the full step's, bit for bit") {
   for (const Layout& layout : layouts()) {
     for (const LossKind loss : {LossKind::kLogistic, LossKind::kHinge, LossKind::kSquared}) {
       for (const double l2 : {0.0, 1e-3}) {
-        for (const Target target :
-             {Target{Policy::kSerial, 0}, Target{Policy::kRacy, 0}, Target{Policy::kRacy, 64}}) {
+        for (const Target target : {Target{Policy::kSerial, 0, 0}, Target{Policy::kRacy, 0, 0},
+                                    Target{Policy::kRacy, 64, 0}, Target{Policy::kRacy, 64, 40}}) {
           CAPTURE(layout.name);
           CAPTURE(static_cast<int>(loss));
           CAPTURE(l2);
           CAPTURE(static_cast<int>(target.policy));
           CAPTURE(target.replicate);
+          CAPTURE(target.hot);
+          // The hot layout keeps float values: f16 and u8 rows take no hot replicas.
+          if (target.hot > 0 && layout.precision != DataPrecision::kF32) continue;
           const Report plain = train(config(layout, loss, l2, target, 0), layout.data, nullptr);
           const Report stepped = train(config(layout, loss, l2, target, 1), layout.data, nullptr);
+          REQUIRE(plain.config.hot_features == target.hot);  // the hot loop ran
           REQUIRE(plain.epochs.size() == stepped.epochs.size());
           CHECK(plain.epochs.back().train.loss < plain.epochs.front().train.loss);
           for (std::size_t e = 0; e < plain.epochs.size(); ++e) {

@@ -380,6 +380,28 @@ class Engine {
     }
   }
 
+  // One hot-loop sample of row r: hot_margin and hot_apply, with the hot part's weights, which
+  // no other worker writes, written from the values its margin kept (as private_step); the cold
+  // part's are read again under the policy, as other workers write them. Returns whether it
+  // updated.
+  HOGWILD_FORCE_INLINE inline bool hot_private_step(float* replica, std::uint32_t r, float* kept) {
+    const HotParts row = hot_parts(r);
+    const std::uint32_t* slots = row.hot.indices.data();
+    const detail::F32Values values{row.hot.values.data()};
+    const std::size_t n = row.hot.indices.size();
+    const float g = derivative(margin<P>(store_.data(), row.cold) +
+                                   margin<Private, float, true>(replica, slots, values, n, kept),
+                               y_[r]);
+    if constexpr (!kRegularised) {
+      if (g == 0.0f) return false;
+    }
+    const float coef = -eta_ * g;
+    apply_sparse(row.cold, coef);
+    apply_kept(replica, slots, values, n, coef, kept,
+               [&](std::uint32_t slot) { return shrink_[hot_->features[slot]]; });
+    return true;
+  }
+
   // The plain loop on replicas of the hot features; its updates count as unmerged until the
   // next merge, as on a whole replica.
   std::uint64_t hot_loop(WorkerState& s, const std::uint32_t* rows, std::size_t first,
@@ -389,12 +411,7 @@ class Engine {
     for (std::size_t pos = first; pos < last; ++pos) {
       const std::uint32_t r = rows[pos];
       prefetch_ahead(rows, pos, ahead_end);
-      const float g = derivative(hot_margin(replica, r), y_[r]);
-      if constexpr (!kRegularised) {
-        if (g == 0.0f) continue;
-      }
-      hot_apply(replica, r, -eta_ * g);
-      ++updates;
+      if (hot_private_step(replica, r, s.kept_weights.data())) ++updates;
     }
     s.stats.samples += last - first;
     s.stats.computed += updates;
@@ -487,16 +504,17 @@ class Engine {
       if constexpr (!kRegularised) {
         if (g == 0.0f) return false;
       }
-      apply_kept(w, idx, values, n, -eta_ * g, kept);
+      apply_kept(w, idx, values, n, -eta_ * g, kept, [&](auto j) { return shrink_[j]; });
       return true;
     });
   }
 
-  // w[idx[k]] = (kept[k] + coef x values[k]) (x the feature's L2 shrink) for the n nonzeros,
-  // the values widened read from kept[n, 2n).
-  template <class Index, class Values>
+  // w[idx[k]] = (kept[k] + coef x values[k]) (x shrink(idx[k]), the feature's L2 shrink) for
+  // the n nonzeros, the values widened read from kept[n, 2n).
+  template <class Index, class Values, class Shrink>
   HOGWILD_FORCE_INLINE inline void apply_kept(float* w, const Index* idx, Values values,
-                                              std::size_t n, float coef, const float* kept) {
+                                              std::size_t n, float coef, const float* kept,
+                                              Shrink&& shrink) {
     using Floats4 = float __attribute__((vector_size(16)));
     std::size_t k = 0;
     for (; k + 4 <= n; k += 4) {
@@ -509,14 +527,13 @@ class Engine {
       }
       v += coef * x;
       if constexpr (kRegularised) {
-        v *=
-            Floats4{shrink_[idx[k]], shrink_[idx[k + 1]], shrink_[idx[k + 2]], shrink_[idx[k + 3]]};
+        v *= Floats4{shrink(idx[k]), shrink(idx[k + 1]), shrink(idx[k + 2]), shrink(idx[k + 3])};
       }
       for (int j = 0; j < 4; ++j) w[idx[k + j]] = v[j];
     }
     for (; k < n; ++k) {
       float v = kept[k] + coef * (kWidened<Values> ? kept[n + k] : values[k]);
-      if constexpr (kRegularised) v *= shrink_[idx[k]];
+      if constexpr (kRegularised) v *= shrink(idx[k]);
       w[idx[k]] = v;
     }
   }
