@@ -1117,9 +1117,10 @@ std::vector<std::uint32_t> mean_merged_slots(const LinearRun& run,
   return slots;
 }
 
-// The linear kernel: the Engine's loops behind the driver's interface, for one policy, loss,
-// regularisation and weight precision chosen once. Workers read its fields on every sample: it has
-// its cache lines to itself, so no heap neighbour's writes move them between cores.
+// The linear kernel: the Engine's loops behind the driver's interface, for one policy,
+// regularisation and weight precision chosen once (and the loss read each sample). Workers read its
+// fields on every sample: it has its cache lines to itself, so no heap neighbour's writes move them
+// between cores.
 template <class P, bool kRegularised, bool kBf16>
 class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
  public:
@@ -1328,7 +1329,7 @@ void renumber_weights(LinearRun& run) {
   if (!run.average.empty()) move(run.average);
 }
 
-// The kernel for the run's policy, loss and regularisation.
+// The kernel for the run's policy, regularisation and weight precision.
 std::unique_ptr<detail::Kernel> make_linear_kernel(LinearRun& run) {
   return dispatch_policy(run.config.policy, [&](auto policy) -> std::unique_ptr<detail::Kernel> {
     using P = decltype(policy);
