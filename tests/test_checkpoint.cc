@@ -3,6 +3,7 @@
 // serial run, stopping a run on request, and predicting with a saved model against the
 // trainer's own evaluation.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -167,6 +168,33 @@ TEST_CASE("checkpoint round trip keeps every field and every bit of the arrays")
   std::size_t files = 0;
   for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++files;
   CHECK(files == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a checkpoint saved through a link replaces its target, and a FIFO is refused and kept") {
+  const Checkpoint c = sample_checkpoint();
+  const auto dir = scratch_dir("links");
+  fs::create_symlink("target.ckpt", dir / "link.ckpt");  // a target not written yet
+  for (int save = 0; save < 2; ++save) {
+    save_checkpoint(dir / "link.ckpt", c);
+    CHECK(fs::is_symlink(dir / "link.ckpt"));
+    check_same(load_checkpoint(dir / "target.ckpt"), c);
+  }
+
+  // Renaming over a FIFO (or a device) would replace it with a regular file.
+  const auto fifo = dir / "fifo.ckpt";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string message;
+  try {
+    save_checkpoint(fifo, c);
+  } catch (const hogwild::SystemError& e) {
+    message = e.what();
+  }
+  CHECK(message == fifo.string() + ": cannot write a checkpoint over it: expected a regular file");
+  CHECK(fs::is_fifo(fifo));
+  std::size_t files = 0;  // no temporary file left behind
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++files;
+  CHECK(files == 3);
   fs::remove_all(dir);
 }
 

@@ -80,7 +80,9 @@ Checkpoint parse_checkpoint(std::string_view bytes, std::string_view name);
 
 /// Writes the checkpoint atomically: to a temporary file in the same directory, flushed to
 /// disk (fsync), then renamed over `path`, so `path` always holds a whole checkpoint, the old
-/// one or the new one. Throws SystemError with the errno text on failure.
+/// one or the new one. A link named `path` keeps pointing at the checkpoint (its target is
+/// replaced); anything else than a regular file there (a device, a FIFO) is refused. Throws
+/// SystemError with the errno text on failure.
 void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint);
 
 /// Reads a checkpoint file; throws SystemError when it cannot be read and InputError as

@@ -385,10 +385,32 @@ void check_consistent(const Checkpoint& c, std::string_view name) {
   }
 }
 
+// The file save_checkpoint replaces: a link's target (the link keeps pointing at the new
+// checkpoint), which must be a regular file if it exists: renaming over a device or a FIFO
+// would replace it.
+std::filesystem::path replaced_file(const std::filesystem::path& given) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path path = given;
+  // Link by link, as the kernel follows them (40 at most), to a target that may not exist yet.
+  for (int hops = 0; hops < 40 && fs::is_symlink(path, ec); ++hops) {
+    const fs::path next = fs::read_symlink(path, ec);
+    if (ec) break;
+    path = next.is_absolute() ? next : path.parent_path() / next;
+  }
+  const fs::file_status status = fs::status(path, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    throw SystemError(fmt::format("{}: cannot write a checkpoint over it: expected a regular file",
+                                  path.string()));
+  }
+  return path;
+}
+
 }  // namespace
 
-void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint) {
+void save_checkpoint(const std::filesystem::path& given, const Checkpoint& checkpoint) {
   const std::string bytes = serialize_checkpoint(checkpoint);
+  const std::filesystem::path path = replaced_file(given);
   const std::filesystem::path dir =
       path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::string tmp_name(".");
