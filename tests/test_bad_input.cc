@@ -1,6 +1,8 @@
 // Bad input that the LIBSVM reader and the hogwild command reject (or, for CRLF, accept), case
 // by case, with the exact message; the rows of docs/robustness.md that no other test checks.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -171,6 +173,114 @@ TEST_CASE("command: bad data files exit 2 with the reader's message on one line"
     CHECK(r.code == 2);
     CHECK(r.err.find("hogwild: " + c.message) != std::string::npos);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("command: an output that is an input, another output or empty exits 2 before work") {
+  if (!fs::exists(cli())) {
+    MESSAGE("the hogwild command is not built (HOGWILD_BUILD_TOOLS=OFF); skipped");
+    return;
+  }
+  const std::string data = "1 1:1 2:0.5\n-1 2:1 3:1\n1 1:2\n-1 3:2\n";
+  const std::string good = write("apart.svm", data);
+  const std::string dir = work_dir().string();
+  // The same file by another name: relative to the working directory, through "..", a link.
+  fs::remove(work_dir() / "apart-link.svm");
+  fs::create_symlink(good, work_dir() / "apart-link.svm");
+  const std::string report = dir + "/apart.json";
+  const std::string report_again = dir + "/sub/../apart.json";
+  fs::create_directories(work_dir() / "sub");
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"train --train " + good + " --json " + good,
+       "--json: expected a file other than the --train file, found " + good +
+           " (it would be overwritten)"},
+      {"train --train " + good + " --test " + good + " --checkpoint " + dir + "/apart-link.svm",
+       "--checkpoint: expected a file other than the --train file"},
+      {"train --train " + good + " --json " + report + " --csv " + report_again,
+       "--csv: expected a file other than the --json file, found " + report_again +
+           " (one would be lost)"},
+      {"train --train " + good + " --resume " + report + " --json " + report,
+       "--json: expected a file other than the --resume file"},
+      {"predict --model " + report + " --data " + good + " --out " + good,
+       "--out: expected a file other than the --data file"},
+      {"gen sparse --rows 4 --test-rows 2 --out " + report + " --test-out " + report_again,
+       "--test-out: expected a file other than the --out file"},
+      {"train --train " + good + " --checkpoint ''",
+       "--checkpoint: expected a file path, found an empty string"},
+      {"train --train " + good + " --json ''",
+       "--json: expected a file path, found an empty string"},
+      {"train --train " + good + " --test ''",
+       "--test: expected a file path, found an empty string"},
+      {"predict --model '' --data " + good, "--model: expected a file path, found an empty string"},
+      {"info ''", "file: expected a file path, found an empty string"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto r = run(c.args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("hogwild: " + c.message) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(slurp(good) == data);
+    CHECK_FALSE(fs::exists(report));
+  }
+}
+
+TEST_CASE("command: --checkpoint refuses a FIFO and writes through a link to its target") {
+  if (!fs::exists(cli())) {
+    MESSAGE("the hogwild command is not built (HOGWILD_BUILD_TOOLS=OFF); skipped");
+    return;
+  }
+  const std::string good = write("fifo.svm", "1 1:1 2:0.5\n-1 2:1 3:1\n1 1:2\n-1 3:2\n");
+  const auto fifo = work_dir() / "model.fifo";
+  fs::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // A reader holds the FIFO open, so that a check which opened it for writing would go on
+  // (and the run replace it) instead of waiting for one.
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  REQUIRE(reader >= 0);
+  const auto refused = run("train --train " + good + " --epochs 1 --checkpoint " + fifo.string());
+  ::close(reader);
+  CHECK(refused.code == 2);
+  CHECK(refused.err ==
+        "hogwild: " + fifo.string() + ": cannot write: expected a regular file, found a FIFO\n");
+  CHECK(fs::is_fifo(fifo));
+
+  const auto target = work_dir() / "target.ckpt";
+  const auto link = work_dir() / "link.ckpt";
+  fs::remove(target);
+  fs::remove(link);
+  fs::create_symlink(target.filename(), link);
+  const auto saved =
+      run("train --train " + good + " --epochs 2 --quiet --checkpoint " + link.string());
+  INFO(saved.err);
+  CHECK(saved.code == 0);
+  CHECK(fs::is_symlink(link));
+  CHECK(slurp(target).substr(0, 8) == "HOGWCKPT");
+  const auto resumed = run("train --train " + good + " --epochs 3 --quiet --checkpoint " +
+                           link.string() + " --resume " + link.string());
+  CHECK(resumed.code == 0);
+  CHECK(fs::is_symlink(link));
+}
+
+TEST_CASE("command: output that does not reach standard output exits 2") {
+  if (!fs::exists(cli()) || !fs::exists("/dev/full")) {
+    MESSAGE("the hogwild command or /dev/full is missing; skipped");
+    return;
+  }
+  const std::string good = write("full.svm", "1 1:1 2:0.5\n-1 2:1 3:1\n1 1:2\n-1 3:2\n");
+  const auto err = work_dir() / "full-stderr.txt";
+  for (const std::string args : {"info " + good, "train --epochs 1 --train " + good}) {
+    CAPTURE(args);
+    const std::string command = cli().string() + " " + args + " >/dev/full 2>" + err.string();
+    const int status = std::system(command.c_str());
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 2);
+    CHECK(slurp(err).find("hogwild: standard output: cannot write: No space left on device\n") !=
+          std::string::npos);
   }
 }
 

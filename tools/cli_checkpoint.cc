@@ -138,21 +138,29 @@ CLI::App* add_predict(CLI::App& app, PredictOptions& o) {
       "models: the label and the probability of the positive label (logistic) or the margin "
       "(hinge); squared: the value; softmax/mlp: the class label; mf: the rating of each `user "
       "item` line); with labels in the data, the loss and accuracy (or RMSE) go to stderr.");
-  cmd->add_option("--model", o.model, "checkpoint file written by --checkpoint")->required();
+  cmd->add_option("--model", o.model, "checkpoint file written by --checkpoint")
+      ->required()
+      ->check(file_path());
   cmd->add_option("--data", o.data,
                   "examples in the format the model trained on: LIBSVM (features beyond the "
                   "model's dimension are ignored), IDX images, or `user item [rating]` lines")
-      ->required();
+      ->required()
+      ->check(file_path());
   cmd->add_option("--labels", o.labels,
                   "IDX: labels file (default: beside the images by the standard name; without "
-                  "one, no accuracy)");
-  cmd->add_option("--out", o.out, "write the predictions here instead of standard output");
+                  "one, no accuracy)")
+      ->check(file_path());
+  cmd->add_option("--out", o.out, "write the predictions here instead of standard output")
+      ->check(file_path());
   cmd->footer("Exit codes: 0 success, 2 bad usage, bad data or a corrupt checkpoint.");
   return cmd;
 }
 
 int run_predict(const PredictOptions& o) {
   check_writable(o.out);
+  const NamedFile inputs[] = {{"--model", o.model}, {"--data", o.data}, {"--labels", o.labels}};
+  const NamedFile output[] = {{"--out", o.out}};
+  check_outputs_apart(inputs, output);
   const hogwild::Checkpoint model = hogwild::load_checkpoint(o.model);
   hogwild::Predictions p;
   std::size_t rows = 0;
@@ -226,45 +234,6 @@ int run_predict(const PredictOptions& o) {
   if (p.rmse) summary += fmt::format(", rmse {:.5f}", *p.rmse);
   fmt::print(stderr, "{}\n", summary);
   return 0;
-}
-
-void check_writable(const std::string& path) {
-  if (path.empty()) return;
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw hogwild::SystemError(fmt::format("{}: cannot write: is a directory", path));
-  }
-  const auto fail = [&path] {
-    throw hogwild::SystemError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
-  };
-  if (std::filesystem::exists(path, ec)) {
-    // No O_TRUNC: a file that exists (a checkpoint to resume from) keeps its content.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) fail();
-    ::close(fd);
-    return;
-  }
-  // A file of its own in the same folder, not the path itself: the path appears only once it is
-  // written whole (whoever waits for a checkpoint never sees an empty one, nor one before the
-  // run handles SIGINT).
-  const auto folder = std::filesystem::path(path).parent_path();
-  std::string probe = ((folder.empty() ? "." : folder) / ".hogwild-write-check-XXXXXX").string();
-  const int fd = ::mkstemp(probe.data());
-  if (fd < 0) fail();
-  ::close(fd);
-  std::filesystem::remove(probe, ec);
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    throw hogwild::SystemError(
-        fmt::format("{}: cannot open for writing: {}", path, std::strerror(errno)));
-  }
-  out << text;
-  out.flush();
-  if (!out)
-    throw hogwild::SystemError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
 }
 
 }  // namespace hogwild_cli

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <string>
 
+#include "cli_paths.h"
 #include "hogwild/checkpoint.h"
 #include "hogwild/dataset.h"
 #include "hogwild/trainer.h"
@@ -60,13 +61,5 @@ CLI::App* add_predict(CLI::App& app, PredictOptions& options);
 
 /// Runs `hogwild predict`; returns the exit code.
 int run_predict(const PredictOptions& options);
-
-/// Checks, before any work, that `path` can be written (created, or opened for writing when it
-/// exists, whose content is kept); SystemError "PATH: cannot write: ..." otherwise. An empty
-/// path (the output was not asked for) passes.
-void check_writable(const std::string& path);
-
-/// Writes `text` to `path`, replacing it; SystemError with the errno text when it cannot.
-void write_text(const std::string& path, const std::string& text);
 
 }  // namespace hogwild_cli

@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <variant>
 
 #include "cli_checkpoint.h"
+#include "cli_paths.h"
 #include "cli_processes.h"
 #include "hogwild/hogwild.h"
 
@@ -429,12 +431,29 @@ int train_on(const TrainArgs& a, Processes& processes, const StopOnSignal& stop,
   return train_and_report(a, processes, stop, train, test ? &*test : nullptr, plan);
 }
 
+// Before reading any data: each output can be written, overwrites no input, and is its own
+// file. The checkpoint may be the --resume file (the run continues it); the reports may not.
+void check_outputs(const TrainArgs& a) {
+  check_writable(a.json);
+  check_writable(a.csv);
+  check_writable(a.checkpoint, Written::kRenamed);
+  const NamedFile inputs[] = {{"--train", a.train},
+                              {"--test", a.test},
+                              {"--train-labels", a.train_labels},
+                              {"--test-labels", a.test_labels}};
+  const NamedFile outputs[] = {
+      {"--json", a.json}, {"--csv", a.csv}, {"--checkpoint", a.checkpoint}};
+  check_outputs_apart(inputs, outputs);
+  const NamedFile resume[] = {{"--resume", a.resume}};
+  check_outputs_apart(resume, std::span(outputs).first(2));
+}
+
 int train_with(TrainArgs& a, Processes& processes) {
   apply(a);
   processes.connect(a);
   // Rank 0 alone writes the reports and checkpoints.
   if (!processes.root()) a.json = a.csv = a.checkpoint = "";
-  for (const auto* output : {&a.json, &a.csv, &a.checkpoint}) check_writable(*output);
+  check_outputs(a);
   const StopOnSignal stop;
   // Block order reads runs of stored examples, which must be random samples whatever order the
   // file is in (sorted by label, say): the storage is shuffled once, from --seed, so a resumed

@@ -28,8 +28,9 @@ constexpr int kExitBadInput = 2;
 constexpr int kExitDiverged = 3;
 
 constexpr const char* kExitCodes =
-    "Exit codes: 0 success, 2 bad usage or bad input data, 3 training diverged, 130 interrupted "
-    "(SIGINT/SIGTERM) after a clean stop.";
+    "Exit codes: 0 success, 1 out of memory, 2 bad usage, bad input data or an output that "
+    "cannot be written, 3 training diverged, 130 interrupted (SIGINT/SIGTERM) after a clean "
+    "stop.";
 
 // The command that was given (argv[1], and argv[2] under `gen`): the one whose option types a
 // conversion error names.
@@ -64,16 +65,21 @@ using GenSparseOptions = GenOptions<hogwild::SparseGeneratorConfig>;
 using GenRatingsOptions = GenOptions<hogwild::RatingsGeneratorConfig>;
 using GenCtrOptions = GenOptions<hogwild::CtrGeneratorConfig>;
 
-// --test-out needs a test set, asked for by `size` (--test-rows, --test-fraction), and back.
-void check_test_out(bool test, bool no_test, const std::string& test_out, const char* size,
-                    const char* what) {
-  if (test && test_out.empty()) {
+// Before drawing any rows (millions take seconds): --test-out is given exactly when a test set
+// is asked for by `size` (--test-rows, --test-fraction), and the files can be written, apart.
+template <class Config>
+void check_gen_outputs(const GenOptions<Config>& o, bool test, const char* size, const char* what) {
+  if (test && o.test_out.empty()) {
     throw hogwild::InputError(fmt::format("--test-out: expected a file name, since {} > 0", size));
   }
-  if (!test_out.empty() && no_test) {
+  if (!o.test_out.empty() && !test) {
     throw hogwild::InputError(
         fmt::format("{}: expected {} > 0, since --test-out is given", size, what));
   }
+  hogwild_cli::check_writable(o.out);
+  hogwild_cli::check_writable(o.test_out);
+  const hogwild_cli::NamedFile outputs[] = {{"--out", o.out}, {"--test-out", o.test_out}};
+  hogwild_cli::check_outputs_apart({}, outputs);
 }
 
 // A generator option: its name, the config field it sets and its help.
@@ -101,8 +107,10 @@ void add_gen(CLI::App& gen, GenOptions<Config>& o, const char* name, const char*
         flag.field);
   }
   add(cmd, "--seed", o.config.seed, "random seed (same seed, same files)");
-  cmd->add_option("--out", o.out, "training file to write")->required();
-  cmd->add_option("--test-out", o.test_out, test_out_help);
+  cmd->add_option("--out", o.out, "training file to write")
+      ->required()
+      ->check(hogwild_cli::file_path());
+  cmd->add_option("--test-out", o.test_out, test_out_help)->check(hogwild_cli::file_path());
 }
 
 void add_gen_sparse(CLI::App& gen, GenSparseOptions& o) {
@@ -133,8 +141,7 @@ void add_gen_sparse(CLI::App& gen, GenSparseOptions& o) {
 }
 
 int run_gen_sparse(const GenSparseOptions& o) {
-  check_test_out(o.config.test_rows > 0, o.config.test_rows == 0, o.test_out, "--test-rows",
-                 "a count");
+  check_gen_outputs(o, o.config.test_rows > 0, "--test-rows", "a count");
   const auto problem = hogwild::generate_sparse(o.config);
   hogwild::write_libsvm(problem.train, std::filesystem::path(o.out));
   if (!o.test_out.empty()) hogwild::write_libsvm(problem.test, std::filesystem::path(o.test_out));
@@ -167,11 +174,7 @@ void add_gen_ctr(CLI::App& gen, GenCtrOptions& o) {
 }
 
 int run_gen_ctr(const GenCtrOptions& o) {
-  check_test_out(o.config.test_rows > 0, o.config.test_rows == 0, o.test_out, "--test-rows",
-                 "a count");
-  // Millions of rows take seconds to draw: find an unwritable file before that.
-  hogwild_cli::check_writable(o.out);
-  if (!o.test_out.empty()) hogwild_cli::check_writable(o.test_out);
+  check_gen_outputs(o, o.config.test_rows > 0, "--test-rows", "a count");
   const auto problem = hogwild::generate_ctr(o.config);
   hogwild::write_libsvm(problem.train, std::filesystem::path(o.out));
   if (!o.test_out.empty()) hogwild::write_libsvm(problem.test, std::filesystem::path(o.test_out));
@@ -243,8 +246,7 @@ void add_gen_ratings(CLI::App& gen, GenRatingsOptions& o) {
 }
 
 int run_gen_ratings(const GenRatingsOptions& o) {
-  check_test_out(o.config.test_fraction > 0, o.config.test_fraction == 0, o.test_out,
-                 "--test-fraction", "a fraction");
+  check_gen_outputs(o, o.config.test_fraction > 0, "--test-fraction", "a fraction");
   const auto problem = hogwild::generate_ratings(o.config);
   hogwild::write_ratings(problem.train, std::filesystem::path(o.out));
   if (!o.test_out.empty()) hogwild::write_ratings(problem.test, std::filesystem::path(o.test_out));
@@ -307,7 +309,9 @@ int main(int argc, char** argv) {
       "workers' mean change of its weight), and how many features appear in some row (over 2^18 "
       "features, a "
       "linear run renumbers them by frequency).");
-  info->add_option("file", info_path, "LIBSVM/SVMlight file")->required();
+  info->add_option("file", info_path, "LIBSVM/SVMlight file")
+      ->required()
+      ->check(hogwild_cli::file_path());
 
   if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
     fmt::print(stderr, "hogwild: {}\n", unknown);
@@ -333,16 +337,26 @@ int main(int argc, char** argv) {
     return code;
   };
   try {
-    if (gen->got_subcommand("sparse")) return run_gen_sparse(gen_sparse);
-    if (gen->got_subcommand("ctr")) return run_gen_ctr(gen_ctr);
-    if (app.got_subcommand("info")) return run_info(info_path);
-    if (app.got_subcommand("predict")) return hogwild_cli::run_predict(predict);
-    if (app.got_subcommand("sweep")) {
+    int code = 0;
+    if (gen->got_subcommand("sparse")) {
+      code = run_gen_sparse(gen_sparse);
+    } else if (gen->got_subcommand("ctr")) {
+      code = run_gen_ctr(gen_ctr);
+    } else if (gen->got_subcommand("ratings")) {
+      code = run_gen_ratings(gen_ratings);
+    } else if (app.got_subcommand("info")) {
+      code = run_info(info_path);
+    } else if (app.got_subcommand("predict")) {
+      code = hogwild_cli::run_predict(predict);
+    } else if (app.got_subcommand("sweep")) {
       sweep.train_args = sweep_cmd->remaining();
-      return hogwild_cli::run_sweep(sweep);
+      code = hogwild_cli::run_sweep(sweep);
+    } else if (app.got_subcommand("train")) {
+      code = hogwild_cli::run_train(train);
     }
-    if (gen->got_subcommand("ratings")) return run_gen_ratings(gen_ratings);
-    if (app.got_subcommand("train")) return hogwild_cli::run_train(train);
+    // A run that printed its results to a full disk or a closed pipe has not succeeded.
+    if (code == 0) hogwild_cli::flush_stdout();
+    return code;
   } catch (const hogwild::InputError& e) {
     return fail(e, kExitBadInput);
   } catch (const hogwild::SystemError& e) {
@@ -353,5 +367,4 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "hogwild: out of memory\n");
     return 1;
   }
-  return 0;
 }

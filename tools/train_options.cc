@@ -9,6 +9,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "cli_paths.h"
 #include "hogwild/error.h"
 
 namespace hogwild_cli {
@@ -40,6 +41,7 @@ CLI::Option* to(CLI::App& cmd, A& a, const TrainOption& self) {
           },
           "", "non-negative"));
     }
+    if (self.flags & kPath) option->check(file_path());
     if (self.flags & kModelDefault) return option->default_str("model's");
     return option->capture_default_str();
   }
@@ -211,9 +213,9 @@ constexpr unsigned kModels = kModelGroup;
 
 // clang-format off
 const TrainOption kTable[] = {
-  {"--train", "", kRequired, "training data (LIBSVM/SVMlight text; any format may be gzip, bzip2 "
+  {"--train", "", kRequired | kPath, "training data (LIBSVM/SVMlight text; any format may be gzip, bzip2 "
    "or xz compressed; - reads standard input)", arg<&A::train>},
-  {"--test", "", 0, "test data, evaluated every epoch (features beyond the training data's "
+  {"--test", "", kPath, "test data, evaluated every epoch (features beyond the training data's "
    "dimension are ignored)", arg<&A::test>},
   {"--zero-based", "", 0, "LIBSVM feature indices: auto (0-based when an index 0 appears, as "
    "scikit-learn decides), yes or no; the test file is read as the training file was",
@@ -405,9 +407,9 @@ const TrainOption kTable[] = {
   {"--evals-per-epoch", "evals_per_epoch", kFree, "training-loss evaluations per epoch for the "
    "loss-against-time curve (evaluation time is excluded from training time)",
    cfg<&TC::evals_per_epoch>},
-  {"--json", "", kReportPath, "write the full report (config, dataset, epochs) as JSON",
+  {"--json", "", kReportPath | kPath, "write the full report (config, dataset, epochs) as JSON",
    arg<&A::json>},
-  {"--csv", "", kReportPath, "write one row per epoch as CSV (for plotting)", arg<&A::csv>},
+  {"--csv", "", kReportPath | kPath, "write one row per epoch as CSV (for plotting)", arg<&A::csv>},
   {"--sync", "", kFree, "across processes started by mpirun (mpirun -np N hogwild train ...; "
    "each trains its part of every epoch with its threads, rank 0 prints and writes the files): "
    "rma (one-sided: every --sync-every samples a process adds what it changed to the shared "
@@ -433,10 +435,10 @@ const TrainOption kTable[] = {
   {"--compare-serial", "", 0, "also train with --policy serial on one thread and print the "
    "speed-up", arg<&A::compare_serial>},
   {"--quiet", "", 0, "print only the summary, not the per-epoch table", arg<&A::quiet>},
-  {"--checkpoint", "", 0, "save the model after every epoch to FILE (parameters, optimiser "
+  {"--checkpoint", "", kPath, "save the model after every epoch to FILE (parameters, optimiser "
    "state, epoch, config; written atomically with a checksum); on SIGINT/SIGTERM the run stops, "
    "FILE keeps the last completed epoch and the command exits 130", arg<&A::checkpoint>},
-  {"--resume", "", 0, "continue from a checkpoint written by --checkpoint with the same options "
+  {"--resume", "", kPath, "continue from a checkpoint written by --checkpoint with the same options "
    "and data (--epochs is the total, counting the epochs already done; --threads may differ); a "
    "corrupt or mismatched checkpoint exits 2", arg<&A::resume>},
   {"--max-parameters", "", 0, "refuse a model with more parameters than this before allocating "
@@ -444,9 +446,9 @@ const TrainOption kTable[] = {
    "the machine's memory are refused too", arg<&A::max_parameters>},
   {"--format", "", kModels, "training data format: libsvm (text), idx (MNIST images; .gz read "
    "directly), ratings (`user item rating` lines)", arg<&A::format>},
-  {"--train-labels", "", kModels, "idx: training labels file (default: found beside the images "
+  {"--train-labels", "", kModels | kPath, "idx: training labels file (default: found beside the images "
    "by the standard name)", arg<&A::train_labels>},
-  {"--test-labels", "", kModels, "idx: test labels file (default: beside the test images)",
+  {"--test-labels", "", kModels | kPath, "idx: test labels file (default: beside the test images)",
    arg<&A::test_labels>},
   {"--limit", "", kModels, "idx: use only the first N training and test images (0 = all)",
    arg<&A::limit>},

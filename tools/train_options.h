@@ -70,6 +70,7 @@ enum OptionFlag : unsigned {
   kRequired = 8,       ///< must be given
   kReportPath = 16,    ///< a report file, which `hogwild sweep` names itself
   kModelDefault = 32,  ///< its default depends on the model: --help says so, not a number
+  kPath = 64,          ///< names a file: an empty value is refused, not read as "none"
 };
 
 /// One option of `hogwild train`. Its default is the initial value of the field it binds.
