@@ -151,7 +151,7 @@ TEST_CASE("command: bad data files exit 2 with the reader's message on one line"
        "/nonexistent/file.svm: cannot open: No such file or directory"},
       {"train --train " + max,
        max + ": expected a model of at most 1073741824 parameters (--max-parameters), found the "
-             "largest feature index 4294967295, which needs 4294967295 parameters (16.0 GiB)"},
+             "largest feature index 4294967295, which needs 4294967295 parameters (80.0 GiB)"},
       {"train --model softmax --train " + max,
        max + ": expected a model of at most 1073741824 parameters (--max-parameters), found the "
              "largest feature index 4294967295 and 2 classes"},
