@@ -252,11 +252,20 @@ TEST_CASE("bad usage and bad data exit 2 with one clear line") {
 
 TEST_CASE("a diverging run exits 3 and names the epoch") {
   generate();
+  fs::remove(path("diverged.json"));
+  fs::remove(path("diverged.csv"));
   const auto r = run("train --train " + path("train.svm") +
-                     " --model squared --step 1000 --epochs 3 --policy serial");
+                     " --model squared --step 1000 --epochs 3 --policy serial --json " +
+                     path("diverged.json") + " --csv " + path("diverged.csv"));
   CHECK(r.code == 3);
   CHECK(r.err.find("epoch 1: training loss") != std::string::npos);
   CHECK(r.out.find("nan") == std::string::npos);
+  // The reports of the failed run: its epochs up to the one that diverged.
+  const auto json = nlohmann::json::parse(slurp(path("diverged.json")));
+  CHECK(json["stopped"] == "diverged");
+  CHECK(json["epochs"].size() == 2);
+  const std::string csv = slurp(path("diverged.csv"));
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);  // the header, epochs 0 and 1
 }
 
 TEST_CASE("--help explains the options and exit codes") {

@@ -144,6 +144,19 @@ TEST_CASE("a diverging run stops with the epoch and a hint, never NaN results") 
                          doctest::Contains("epoch 1: training loss"), DivergenceError);
     CHECK_THROWS_WITH_AS(hogwild::train(c, scaled, nullptr),
                          doctest::Contains("try a smaller --step"), DivergenceError);
+    // The error carries the run's report up to the epoch that diverged.
+    try {
+      (void)hogwild::train(c, scaled, nullptr);
+    } catch (const DivergenceError& e) {
+      REQUIRE(e.report() != nullptr);
+      const hogwild::Report& r = *e.report();
+      CHECK(r.stopped == hogwild::StopReason::kDiverged);
+      REQUIRE(r.epochs.size() == 2);
+      CHECK(r.epochs[1].epoch == 1);
+      CHECK(!(r.epochs[1].train.loss <= c.divergence_factor * r.epochs[0].train.loss));
+      CHECK(r.curve.size() == 2);
+      CHECK(nlohmann::json::parse(to_json(r))["stopped"] == "diverged");
+    }
   }
 }
 

@@ -327,6 +327,12 @@ std::string model_lines(const TrainArgs& a, const std::string& replicas) {
       replicas);
 }
 
+// --json (the report as `json` gives it) and --csv, where asked for.
+void write_reports(const TrainArgs& a, const hogwild::Report& report, const std::string& json) {
+  if (!a.json.empty()) write_text(a.json, json + "\n");
+  if (!a.csv.empty()) write_text(a.csv, csv(report));
+}
+
 template <class Data>
 int train_and_report(const TrainArgs& a, Processes& processes, const StopOnSignal& stop,
                      const Data& train, const Data* test, Plan& plan) {
@@ -365,8 +371,14 @@ int train_and_report(const TrainArgs& a, Processes& processes, const StopOnSigna
       hogwild::save_checkpoint(a.checkpoint, plan.checkpoint);
     };
   }
-  const auto report =
-      hogwild::train(config, train, test, callbacks, resumed ? &resume_from : nullptr);
+  hogwild::Report report;
+  try {
+    report = hogwild::train(config, train, test, callbacks, resumed ? &resume_from : nullptr);
+  } catch (const hogwild::DivergenceError& e) {
+    // The epochs up to the one that diverged: what a sweep over steps plots of a failed run.
+    if (root && e.report() != nullptr) write_reports(a, *e.report(), hogwild::to_json(*e.report()));
+    throw;
+  }
   if (!root) return report.interrupted ? kExitInterrupted : 0;
   if (!report.interrupted) {
     print_summary(report);
@@ -381,9 +393,10 @@ int train_and_report(const TrainArgs& a, Processes& processes, const StopOnSigna
       serial_config.threads = 1;
       json = with_baseline(json, report, hogwild::train(serial_config, train, test));
     }
-    if (!a.json.empty()) write_text(a.json, json + "\n");
+    write_reports(a, report, json);
+  } else {
+    write_reports(a, report, "");
   }
-  if (!a.csv.empty()) write_text(a.csv, csv(report));
   if (!report.interrupted) return 0;
   report_interrupted(stop, processes.exchange() != nullptr, report.epochs.back().epoch,
                      report.resumed_from, a.checkpoint);

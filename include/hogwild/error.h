@@ -1,6 +1,8 @@
 #pragma once
 
+#include <memory>
 #include <stdexcept>
+#include <string>
 
 namespace hogwild {
 
@@ -12,11 +14,23 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+struct Report;
+
 /// Training diverged: the loss became NaN/Inf or grew beyond its bound. The CLI maps it to
 /// exit code 3.
 class DivergenceError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  /// A run that diverged at the end of an epoch, with its report up to that epoch.
+  DivergenceError(const std::string& what, std::shared_ptr<const Report> report)
+      : std::runtime_error(what), report_(std::move(report)) {}
+  /// The run's report (StopReason::kDiverged): the epochs up to and with the one that
+  /// diverged, the loss curve and the measurements so far, for a report of a failed run; null
+  /// where the divergence was found inside an epoch or by the step search.
+  const Report* report() const { return report_.get(); }
+
+ private:
+  std::shared_ptr<const Report> report_;
 };
 
 /// An operating-system failure (open, read, write) with the errno text in the message.

@@ -393,6 +393,7 @@ enum class StopReason {
   kConverged,    ///< the training loss stopped improving (TrainConfig::patience)
   kPlateau,      ///< a plateau found the step at its floor (Schedule::kPlateau)
   kInterrupted,  ///< Callbacks::stop
+  kDiverged,     ///< the training loss diverged (the report of a DivergenceError)
 };
 
 /// The outcome of a run.

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <queue>
 #include <span>
+#include <string>
 
 #include "engine/data_parts.h"
 #include "engine/minibatch.h"
@@ -162,7 +164,7 @@ class Driver {
       kernel_.scale_step(plateau_->scale());
     }
     initial.step = kernel_.step_of(initial.epoch, true);
-    record(initial);
+    if (!record(initial)) return std::move(result_);
 
     std::vector<std::uint32_t> order(config_.rows);
     std::iota(order.begin(), order.end(), 0u);
@@ -187,6 +189,7 @@ class Driver {
         result_.interrupted = true;
         break;
       }
+      if (!result_.divergence.empty()) break;
       if (converged(stopping_loss(result_.epochs.back()))) {
         result_.converged = true;
         break;
@@ -342,7 +345,7 @@ class Driver {
     done.elapsed = result_.elapsed;
     done.step = kernel_.step_of(epoch, false);
     if (config_.virtual_time) done.virtual_seconds = virtual_seconds();
-    record(done);
+    if (!record(done)) return true;
     if (plateau_) observe_plateau(stopping_loss(done));
     if (hooks_.on_epoch_state) {
       TrainState state;
@@ -357,28 +360,32 @@ class Driver {
     return true;
   }
 
-  // Keeps an epoch's record and its point of the curve, stops a diverged run, tells the caller.
-  void record(const EpochRecord& epoch) {
+  // Keeps an epoch's record and its point of the curve, ends a diverged run (no checkpoint, no
+  // callback of that epoch), tells the caller. Returns whether the run goes on.
+  bool record(const EpochRecord& epoch) {
     result_.epochs.push_back(epoch);
     result_.curve.push_back(
         {epoch.elapsed, kernel_.applied(), epoch.train.loss, epoch.virtual_seconds});
-    check_divergence(epoch);
+    result_.divergence = divergence_of(epoch);
+    if (!result_.divergence.empty()) return false;
     if (hooks_.on_epoch) hooks_.on_epoch(epoch);
+    return true;
   }
 
-  void check_divergence(const EpochRecord& epoch) const {
+  // Why the epoch's loss diverged, or "".
+  std::string divergence_of(const EpochRecord& epoch) const {
     const double loss = epoch.train.loss;
     const double bound = config_.divergence_factor * std::max(initial_loss_, 1e-12);
-    if (std::isfinite(loss) && !(loss > bound)) return;
+    if (std::isfinite(loss) && !(loss > bound)) return "";
     const std::string what =
         std::isfinite(loss)
             ? fmt::format("grew to {:.6g}, beyond {}x its initial {:.6g}", loss,
                           config_.divergence_factor, initial_loss_)
             : fmt::format("became {} (it was {:.6g} at the start)", loss, initial_loss_);
-    throw DivergenceError(fmt::format(
+    return fmt::format(
         "epoch {}: training loss {}; the run diverged: try a smaller --step (this epoch used "
         "{:.6g})",
-        epoch.epoch, what, epoch.step));
+        epoch.epoch, what, epoch.step);
   }
 
   // Static sharding: each worker trains its slice's share of the segment, in stretches
@@ -679,10 +686,11 @@ void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
   report.curve = std::move(result.curve);
   report.samples = result.samples;
   report.interrupted = result.interrupted;
-  report.stopped = result.interrupted   ? StopReason::kInterrupted
-                   : result.converged   ? StopReason::kConverged
-                   : result.plateau_end ? StopReason::kPlateau
-                                        : StopReason::kEpochs;
+  report.stopped = !result.divergence.empty() ? StopReason::kDiverged
+                   : result.interrupted       ? StopReason::kInterrupted
+                   : result.converged         ? StopReason::kConverged
+                   : result.plateau_end       ? StopReason::kPlateau
+                                              : StopReason::kEpochs;
   report.resumed_from = result.resumed_from;
   report.train_seconds = result.elapsed;
   report.samples_per_second =
@@ -700,6 +708,9 @@ void drive_into(Report& report, const DriverConfig& config, Kernel& kernel,
   for (std::size_t k = 0; k < result.bound_waits.size(); ++k) {
     report.workers[k].bound_waits = result.bound_waits[k];
     report.workers[k].bound_wait_seconds = result.bound_wait_seconds[k];
+  }
+  if (!result.divergence.empty()) {
+    throw DivergenceError(result.divergence, std::make_shared<const Report>(report));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "engine/kernel.h"
@@ -70,6 +71,7 @@ struct DriverResult {
   bool interrupted = false;         ///< the stop flag ended the run
   bool converged = false;           ///< the training loss stopped improving (patience)
   bool plateau_end = false;         ///< a plateau found the step at its floor (plateau schedule)
+  std::string divergence;           ///< why the loss diverged ("" while it has not)
   int resumed_from = 0;             ///< epochs done before this run
   /// --bounded-staleness: per worker, the waits for the slowest worker and their seconds
   /// (virtual seconds in simulation).
@@ -78,8 +80,8 @@ struct DriverResult {
 };
 
 /// Runs epochs (after `resume`'s, when given) over `kernel`: row order, segments, sharding or
-/// simulation rounds, stop polling, evaluation, the loss curve, divergence (DivergenceError),
-/// and the state each epoch leaves for a checkpoint.
+/// simulation rounds, stop polling, evaluation, the loss curve, divergence (which ends the
+/// run, `divergence` saying why), and the state each epoch leaves for a checkpoint.
 DriverResult drive(const DriverConfig& config, Kernel& kernel, const DriverHooks& hooks,
                    const TrainState* resume);
 

@@ -17,11 +17,11 @@ using nlohmann::ordered_json;
 ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
 
 // Why the run ended, as the report says it.
-constexpr detail::EnumNames<StopReason, 4> kStopReasons{
-    {{"epochs", StopReason::kEpochs},
-     {"converged", StopReason::kConverged},
-     {"plateau", StopReason::kPlateau},
-     {"interrupted", StopReason::kInterrupted}}};
+constexpr detail::EnumNames<StopReason, 5> kStopReasons{{{"epochs", StopReason::kEpochs},
+                                                         {"converged", StopReason::kConverged},
+                                                         {"plateau", StopReason::kPlateau},
+                                                         {"interrupted", StopReason::kInterrupted},
+                                                         {"diverged", StopReason::kDiverged}}};
 
 // How --step auto chose the step; a diverged step's loss is null.
 ordered_json calibration_json(const StepCalibration& c) {
