@@ -377,6 +377,64 @@ TEST_CASE("sweep runs a 2x2 grid, records a failed run, and resumes without reru
   CHECK(run("sweep --out " + ok_out.string() + " --grid threads").code == 2);
 }
 
+namespace {
+
+// A small data set of its own for the sweep tests: each of them runs a few one-epoch trainings.
+std::string small_data() {
+  static bool done = false;
+  const std::string file = path("small.svm");
+  if (!done) {
+    const auto r =
+        run("gen sparse --rows 200 --features 50 --nnz-per-row 5 --seed 5 --out " + file);
+    REQUIRE(r.code == 0);
+    done = true;
+  }
+  return file;
+}
+
+}  // namespace
+
+TEST_CASE("sweep refuses a checkpoint or a checkpoint to resume, which every run would share") {
+  const auto out = work_dir() / "refused_checkpoint";
+  const std::string ckpt = path("c.ckpt"), a = path("a.ckpt"), b = path("b.ckpt");
+  for (const char* option : {"--checkpoint", "--resume"}) {
+    for (const std::string form : {std::string(option) + " " + ckpt, option + ("=" + ckpt)}) {
+      CAPTURE(form);
+      const auto r = run("sweep --out " + out.string() + " --grid threads=1,2 --train " +
+                         small_data() + " " + form);
+      CHECK(r.code == 2);
+      CHECK(r.err == std::string("hogwild: ") + option +
+                         ": expected no checkpoint file, the runs would share it\n");
+    }
+  }
+  // As grid keys too: with a second key, runs would share each value.
+  const auto key = run("sweep --out " + out.string() + " --grid checkpoint=" + a + "," + b +
+                       " --train " + small_data());
+  CHECK(key.code == 2);
+  CHECK(key.err.find("--checkpoint: expected no checkpoint file") != std::string::npos);
+  const auto json = run("sweep --out " + out.string() + " --grid json=" + a + "," + b +
+                        " --train " + small_data());
+  CHECK(json.code == 2);
+  CHECK(json.err.find("--json: expected no report path") != std::string::npos);
+  CHECK(!fs::exists(out));  // refused before anything ran
+}
+
+TEST_CASE("sweep refuses an unknown grid key before any run") {
+  const auto out = work_dir() / "unknown_key";
+  const auto r = run("sweep --out " + out.string() + " --grid threads=1 --grid bogus=1,2 --train " +
+                     small_data());
+  CHECK(r.code == 2);
+  CHECK(r.err == "hogwild: --grid: expected a train option as KEY, found 'bogus'\n");
+  const auto config = work_dir() / "unknown_key.grid";
+  std::ofstream(config) << "# keys\nthreads=1\n--no-such-option=a\n";
+  const auto c = run("sweep --out " + out.string() + " --config " + config.string() + " --train " +
+                     small_data());
+  CHECK(c.code == 2);
+  CHECK(c.err == "hogwild: " + config.string() +
+                     ":3: expected a train option as KEY, found 'no-such-option'\n");
+  CHECK(!fs::exists(out));
+}
+
 TEST_CASE("tools/plot turns a sweep CSV and reports into PNG figures") {
   generate();
   const auto out = work_dir() / "plot_sweep";

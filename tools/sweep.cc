@@ -27,6 +27,25 @@ namespace {
 namespace fs = std::filesystem;
 using Grid = std::vector<std::pair<std::string, std::vector<std::string>>>;
 
+// A train option that a sweep cannot pass to every run ("" when it can): the reports are named
+// by the sweep, and runs of one grid given one checkpoint would overwrite or resume each other.
+std::string refusal(const std::string& option) {
+  if (option == "--checkpoint" || option == "--resume")
+    return option + ": expected no checkpoint file, the runs would share it";
+  for (const auto& o : train_options()) {
+    if ((o.flags & kReportPath) && option == o.name)
+      return option + ": expected no report path, the sweep names them";
+  }
+  return "";
+}
+
+bool is_train_option(const std::string& option) {
+  for (const auto& o : train_options()) {
+    if (option == o.name) return true;
+  }
+  return false;
+}
+
 void add_grid_line(Grid& grid, const std::string& text, const std::string& where) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
@@ -35,6 +54,13 @@ void add_grid_line(Grid& grid, const std::string& text, const std::string& where
   }
   std::string key = text.substr(0, eq);
   while (!key.empty() && key.front() == '-') key.erase(0, 1);
+  // Checked here so that a mistyped key stops the sweep before any run, not every run alike.
+  if (!is_train_option("--" + key)) {
+    throw hogwild::InputError(
+        fmt::format("{}: expected a train option as KEY, found '{}'", where, key));
+  }
+  if (const std::string refused = refusal("--" + key); !refused.empty())
+    throw hogwild::InputError(refused);
   std::vector<std::string> values;
   std::stringstream items(text.substr(eq + 1));
   for (std::string v; std::getline(items, v, ',');) {
@@ -70,6 +96,15 @@ Grid read_grid(const SweepOptions& o) {
   if (grid.empty())
     throw hogwild::InputError("--grid: expected at least one KEY=V1,V2,... (or --config FILE)");
   return grid;
+}
+
+// Refuses the pass-through options that every run would share, as `--opt VALUE` or `--opt=VALUE`.
+void check_train_args(const std::vector<std::string>& args) {
+  for (const auto& a : args) {
+    const std::string option = a.substr(0, a.find('='));
+    if (const std::string refused = refusal(option); !refused.empty())
+      throw hogwild::InputError(refused);
+  }
 }
 
 // A run's name: its grid values, safe as a file name.
@@ -198,20 +233,14 @@ CLI::App* add_sweep(CLI::App& app, SweepOptions& o) {
   cmd->footer(
       "Every other argument is passed to each `hogwild train` run, e.g. "
       "hogwild sweep --out runs --grid threads=1,2 --grid policy=racy,atomic --train "
-      "data.svm --epochs 5");
+      "data.svm --epochs 5; --json and --csv (the sweep names the reports), --checkpoint and "
+      "--resume (the runs would share the file) are refused.");
   return cmd;
 }
 
 int run_sweep(SweepOptions& o) {
   const Grid grid = read_grid(o);
-  for (const auto& a : o.train_args) {
-    for (const auto& option : train_options()) {
-      if ((option.flags & kReportPath) && a == option.name) {
-        throw hogwild::InputError(
-            fmt::format("{}: expected no report path, the sweep names them", a));
-      }
-    }
-  }
+  check_train_args(o.train_args);
   const fs::path out(o.out);
   std::error_code ec;
   fs::create_directories(out, ec);
