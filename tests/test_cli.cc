@@ -339,7 +339,7 @@ TEST_CASE("sweep runs a 2x2 grid, records a failed run, and resumes without reru
                            " --epochs 2 --target-loss 0.6";
   const auto first = run(args);
   INFO(first.err);
-  REQUIRE(first.code == 0);
+  REQUIRE(first.code == 4);  // two runs failed
   std::size_t reports = 0;
   for (const auto& entry : fs::directory_iterator(out))
     reports += entry.path().extension() == ".json";
@@ -356,7 +356,7 @@ TEST_CASE("sweep runs a 2x2 grid, records a failed run, and resumes without reru
   // Resume: finished runs are skipped (their reports are not rewritten).
   const auto stamp = fs::last_write_time(out / "threads=1__step=0.5.json");
   const auto second = run(args);
-  REQUIRE(second.code == 0);
+  REQUIRE(second.code == 4);
   CHECK(second.err.find("threads=1__step=0.5: ok (existing report)") != std::string::npos);
   CHECK(fs::last_write_time(out / "threads=1__step=0.5.json") == stamp);
   CHECK(std::count(second.err.begin(), second.err.end(), '\n') == 5);
@@ -433,6 +433,25 @@ TEST_CASE("sweep refuses an unknown grid key before any run") {
   CHECK(c.err == "hogwild: " + config.string() +
                      ":3: expected a train option as KEY, found 'no-such-option'\n");
   CHECK(!fs::exists(out));
+}
+
+TEST_CASE("sweep exits 4 when a run failed and 0 when every run succeeded") {
+  const auto out = work_dir() / "sweep_exit";
+  fs::remove_all(out);
+  const std::string args = "sweep --out " + out.string() + " --train " + small_data() +
+                           " --epochs 1 --grid step=0.5,1e30";
+  const auto r = run(args);
+  CHECK(r.code == 4);
+  CHECK(r.err.find("sweep: 2 runs, 1 failed") != std::string::npos);
+  const std::string csv = slurp(out / "results.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);  // results.csv still lists every run
+  CHECK(csv.find("1e30,failed (exit 3),") != std::string::npos);
+  CHECK(run(args).code == 4);  // the failed run is tried again, and fails again
+  CHECK(run("sweep --out " + out.string() + " --train " + small_data() +
+            " --epochs 1 --grid step=0.5")
+            .code == 0);
+  const auto help = run("sweep --help");
+  CHECK(help.out.find("4 at least one run failed") != std::string::npos);
 }
 
 TEST_CASE("tools/plot turns a sweep CSV and reports into PNG figures") {

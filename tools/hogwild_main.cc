@@ -1,6 +1,7 @@
 // The hogwild command-line tool: generate data, inspect it, train on it.
 //
-// Exit codes: 0 success; 2 bad usage or bad input data; 3 divergence; anything else is a bug.
+// Exit codes: 0 success; 2 bad usage or bad input data; 3 divergence; 4 a sweep with a failed
+// run; anything else is a bug.
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

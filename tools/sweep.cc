@@ -234,7 +234,10 @@ CLI::App* add_sweep(CLI::App& app, SweepOptions& o) {
       "Every other argument is passed to each `hogwild train` run, e.g. "
       "hogwild sweep --out runs --grid threads=1,2 --grid policy=racy,atomic --train "
       "data.svm --epochs 5; --json and --csv (the sweep names the reports), --checkpoint and "
-      "--resume (the runs would share the file) are refused.");
+      "--resume (the runs would share the file) are refused.\n"
+      "Exit codes: 0 every run succeeded (or had its report already), 2 bad usage or bad input "
+      "(before any run) or an output that cannot be written, 4 at least one run failed "
+      "(results.csv still lists every run).");
   return cmd;
 }
 
@@ -332,7 +335,7 @@ int run_sweep(SweepOptions& o) {
   for (auto& row : rows) failed += row["status"].rfind("failed", 0) == 0;
   fmt::print(stderr, "sweep: {} runs, {} failed; results in {}\n", rows.size(), failed,
              csv_path.string());
-  return 0;
+  return failed ? kExitRunsFailed : 0;
 }
 
 }  // namespace hogwild_cli

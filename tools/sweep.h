@@ -18,7 +18,11 @@ struct SweepOptions {
 
 /// Registers the `sweep` subcommand.
 CLI::App* add_sweep(CLI::App& app, SweepOptions& options);
-/// Runs the grid; returns the exit code (0 when the sweep ran, even if some runs failed).
+/// Exit code of a sweep that ran every run but saw at least one of them fail.
+inline constexpr int kExitRunsFailed = 4;
+
+/// Runs the grid; returns the exit code: 0 when every run succeeded, kExitRunsFailed when any
+/// failed. Throws InputError or SystemError (exit 2) when the sweep cannot start or write.
 int run_sweep(SweepOptions& options);
 
 }  // namespace hogwild_cli
