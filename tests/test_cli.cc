@@ -454,6 +454,54 @@ TEST_CASE("sweep exits 4 when a run failed and 0 when every run succeeded") {
   CHECK(help.out.find("4 at least one run failed") != std::string::npos);
 }
 
+TEST_CASE("sweep names runs with long grid values by a prefix and a hash of the values") {
+  const auto out = work_dir() / "sweep_long";
+  fs::remove_all(out);
+  // 13 keys: the values joined are longer than a file name may be.
+  const std::string args =
+      "sweep --out " + out.string() + " --train " + small_data() +
+      " --epochs 1 --grid staleness-sample=0.01 --grid coherence-sample=0.01"
+      " --grid divergence-factor=1000 --grid validation-fraction=0.1 --grid train-loss-sample=100"
+      " --grid evals-per-epoch=1 --grid coherence-lag=1 --grid data-precision=f32"
+      " --grid feature-order=frequency --grid batch-reduce=mean --grid sharding=static"
+      " --grid replicate=auto --grid policy=racy,serial";
+  const auto r = run(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(out)) {
+    if (entry.path().extension() != ".json") continue;
+    const std::string name = entry.path().filename().string();
+    CHECK(name.size() <= 205);
+    CHECK(name.rfind("staleness-sample=0.01__coherence-sample=0.01__", 0) == 0);
+    names.insert(name);
+  }
+  CHECK(names.size() == 2);
+  const auto again = run(args);
+  CHECK(again.code == 0);
+  CHECK(std::count(again.err.begin(), again.err.end(), '\n') == 3);
+  CHECK(again.err.find("ok (existing report)") != std::string::npos);
+  CHECK(again.err.find(": ok (elapsed") == std::string::npos);
+}
+
+TEST_CASE(
+    "sweep records a run as failed, without aborting, when the file system refuses its files") {
+  const auto out = work_dir() / "sweep_blocked";
+  fs::remove_all(out);
+  // A link to itself where the first run's report goes: asking what is there fails.
+  fs::create_directories(out);
+  fs::create_symlink("threads=1.json", out / "threads=1.json");
+  const auto r = run("sweep --out " + out.string() + " --train " + small_data() +
+                     " --epochs 1 --grid threads=1,2");
+  INFO(r.err);
+  CHECK(r.code == 4);
+  CHECK(r.err.find("[1/2] threads=1: failed: filesystem error: ") != std::string::npos);
+  CHECK(r.err.find("Too many levels of symbolic links") != std::string::npos);
+  CHECK(r.err.find("[2/2] threads=2: ok") != std::string::npos);
+  const std::string csv = slurp(out / "results.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);
+}
+
 TEST_CASE("tools/plot turns a sweep CSV and reports into PNG figures") {
   generate();
   const auto out = work_dir() / "plot_sweep";

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -26,6 +27,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using Grid = std::vector<std::pair<std::string, std::vector<std::string>>>;
+// One run's grid values, key and value, in the grid's key order.
+using Combo = std::vector<std::pair<std::string, std::string>>;
 
 // A train option that a sweep cannot pass to every run ("" when it can): the reports are named
 // by the sweep, and runs of one grid given one checkpoint would overwrite or resume each other.
@@ -107,8 +110,44 @@ void check_train_args(const std::vector<std::string>& args) {
   }
 }
 
+// Every combination of the grid's values, the last key varying fastest.
+std::vector<Combo> combos(const Grid& grid) {
+  std::size_t total = 1;
+  for (const auto& [_, values] : grid) total *= values.size();
+  std::vector<Combo> all;
+  for (std::size_t index = 0; index < total; ++index) {
+    Combo combo;
+    std::size_t rest = index;
+    for (auto it = grid.rbegin(); it != grid.rend(); ++it) {
+      combo.emplace(combo.begin(), it->first, it->second[rest % it->second.size()]);
+      rest /= it->second.size();
+    }
+    all.push_back(std::move(combo));
+  }
+  return all;
+}
+
+// 64-bit FNV-1a of the combination, each key and value ended by a NUL (which no argument holds,
+// so different combinations hash different bytes). Unlike std::hash it is the same on every
+// machine and build, so a later sweep finds the names an earlier one gave.
+std::uint64_t combo_hash(const Combo& combo) {
+  std::uint64_t h = 14695981039346656037ull;
+  const auto add = [&h](const std::string& s) {
+    for (const char c : s + '\0') h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  };
+  for (const auto& [k, v] : combo) {
+    add(k);
+    add(v);
+  }
+  return h;
+}
+
+// The longest stem of a run's file names: within NAME_MAX (255 bytes on Linux file systems)
+// with the longest suffix the sweep adds (".json.partial") and room to spare.
+constexpr std::size_t kMaxStem = 200;
+
 // A run's name: its grid values, safe as a file name.
-std::string run_name(const std::vector<std::pair<std::string, std::string>>& combo) {
+std::string readable_name(const Combo& combo) {
   std::string name;
   for (const auto& [k, v] : combo) {
     if (!name.empty()) name += "__";
@@ -120,6 +159,20 @@ std::string run_name(const std::vector<std::pair<std::string, std::string>>& com
       c = '_';
   }
   return name;
+}
+
+// The runs' file names: the readable name, cut to a prefix with a hash of the values appended
+// where it is too long for a file name.
+std::vector<std::string> run_names(const std::vector<Combo>& all) {
+  std::vector<std::string> names;
+  for (const auto& combo : all) {
+    names.push_back(readable_name(combo));
+    if (names.back().size() > kMaxStem) {
+      const std::string tag = fmt::format("-{:016x}", combo_hash(combo));
+      names.back() = names.back().substr(0, kMaxStem - tag.size()) + tag;
+    }
+  }
+  return names;
 }
 
 int spawn_and_wait(const std::vector<std::string>& args, const fs::path& log) {
@@ -211,12 +264,155 @@ const std::vector<std::string> kResultColumns = {
     "staleness_mean", "staleness_p99", "batch_size_mean", "report"};
 // clang-format on
 
+using Row = std::map<std::string, std::string>;
+
+// What every run of one sweep shares.
+struct Sweep {
+  const SweepOptions& options;
+  fs::path out;      // the --out directory
+  std::string self;  // this executable, started as `train` for each run
+};
+
+std::vector<std::string> run_args(const SweepOptions& o, const Combo& combo) {
+  std::vector<std::string> args{"train"};
+  args.insert(args.end(), o.train_args.begin(), o.train_args.end());
+  for (const auto& [k, v] : combo) {
+    args.push_back("--" + k);
+    args.push_back(v);
+  }
+  return args;
+}
+
+// Trains one run into `report`; false (the row saying why) when it failed.
+bool train_one(const Sweep& sweep, const std::vector<std::string>& args, const std::string& name,
+               Row& row) {
+  const fs::path report = sweep.out / (name + ".json");
+  const fs::path partial = sweep.out / (name + ".json.partial");
+  const fs::path log = sweep.out / (name + ".log");
+  std::vector<std::string> argv{sweep.self};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.push_back("--json");
+  argv.push_back(partial.string());
+  const int code = spawn_and_wait(argv, log);
+  if (code != 0 || !fs::exists(partial)) {
+    std::error_code ec;
+    fs::remove(partial, ec);
+    row["status"] = fmt::format("failed (exit {})", code);
+    row["error"] = last_line(log);
+    return false;
+  }
+  fs::rename(partial, report);
+  return true;
+}
+
+// Fills the row's results from a finished report.
+void read_report(const fs::path& report, const SweepOptions& o, bool existing, Row& row) {
+  std::ifstream in(report);
+  const auto r = nlohmann::json::parse(in, nullptr, false);
+  if (!r.is_discarded()) {
+    try {
+      row.merge(results(r, o));
+      row["report"] = report.filename().string();
+      row["status"] = existing ? "ok (existing report)" : "ok";
+      return;
+    } catch (const nlohmann::json::exception&) {
+      // Valid JSON of another shape: reported below like a report that does not parse.
+    }
+  }
+  row["status"] = "failed";
+  row["error"] = "unreadable report " + report.string();
+}
+
+// One run: its report reused when an earlier sweep left it, trained otherwise. A file that cannot
+// be moved or written fails this run, not the sweep.
+Row sweep_one(const Sweep& sweep, const Combo& combo, const std::string& name, bool& trained) {
+  Row row;
+  for (const auto& [k, v] : combo) row["grid." + k] = v;
+  const auto args = run_args(sweep.options, combo);
+  const fs::path report = sweep.out / (name + ".json");
+  try {
+    const bool existing = fs::exists(report);
+    trained = !existing;
+    if (existing || train_one(sweep, args, name, row))
+      read_report(report, sweep.options, existing, row);
+  } catch (const fs::filesystem_error& e) {
+    row["status"] = "failed";
+    row["error"] = e.what();
+  } catch (const hogwild::SystemError& e) {
+    row["status"] = "failed";
+    row["error"] = e.what();
+  }
+  return row;
+}
+
+// Writes results.csv (through a partial file, so that an old one is replaced whole).
+fs::path write_results(const Grid& grid, std::vector<Row>& rows, const fs::path& out) {
+  std::string csv;
+  for (const auto& [k, _] : grid) csv += csv_field(k) + ",";
+  for (std::size_t c = 0; c < kResultColumns.size(); ++c)
+    csv += kResultColumns[c] + (c + 1 < kResultColumns.size() ? "," : "\n");
+  for (auto& row : rows) {
+    for (const auto& [k, _] : grid) csv += csv_field(row["grid." + k]) + ",";
+    for (std::size_t c = 0; c < kResultColumns.size(); ++c) {
+      csv += csv_field(row[kResultColumns[c]]) + (c + 1 < kResultColumns.size() ? "," : "\n");
+    }
+  }
+  const fs::path csv_path = out / "results.csv";
+  const fs::path tmp = out / "results.csv.partial";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << csv;
+    if (!f.flush()) throw hogwild::SystemError(fmt::format("{}: cannot write", tmp.string()));
+  }
+  fs::rename(tmp, csv_path);
+  return csv_path;
+}
+
+// Runs every combination of the grid and writes results.csv; returns the exit code.
+int sweep_grid(const SweepOptions& o) {
+  const Grid grid = read_grid(o);
+  check_train_args(o.train_args);
+  const std::vector<Combo> all = combos(grid);
+  const std::vector<std::string> names = run_names(all);
+  const fs::path out(o.out);
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw hogwild::SystemError(fmt::format("{}: cannot create: {}", o.out, ec.message()));
+  check_writable((out / "results.csv").string());
+  const Sweep sweep{o, out, fs::read_symlink("/proc/self/exe").string()};
+
+  std::vector<Row> rows;
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t executed = 0;
+  for (std::size_t index = 0; index < all.size(); ++index) {
+    bool trained = false;
+    Row row = sweep_one(sweep, all[index], names[index], trained);
+    executed += trained;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::size_t remaining = all.size() - index - 1;
+    const double eta =
+        executed ? elapsed / static_cast<double>(executed) * static_cast<double>(remaining) : 0.0;
+    fmt::print(stderr, "[{}/{}] {}: {}{} (elapsed {:.1f} s, ETA {:.1f} s)\n", index + 1, all.size(),
+               names[index], row["status"], row["error"].empty() ? "" : ": " + row["error"],
+               elapsed, eta);
+    rows.push_back(std::move(row));
+  }
+  const fs::path csv_path = write_results(grid, rows, out);
+  std::size_t failed = 0;
+  for (auto& row : rows) failed += row["status"].rfind("failed", 0) == 0;
+  fmt::print(stderr, "sweep: {} runs, {} failed; results in {}\n", rows.size(), failed,
+             csv_path.string());
+  return failed ? kExitRunsFailed : 0;
+}
+
 }  // namespace
 
 CLI::App* add_sweep(CLI::App& app, SweepOptions& o) {
   auto* cmd = app.add_subcommand(
       "sweep",
-      "Run `hogwild train` over a grid of options: one JSON report per run in --out, plus "
+      "Run `hogwild train` over a grid of options: one JSON report per run in --out, named by "
+      "its grid values (a hash of them appended where the name would be too long), plus "
       "results.csv with a row per run. Failed runs are recorded and the sweep goes on; "
       "re-running skips runs whose report exists.");
   cmd->add_option("--out", o.out, "output directory")->required();
@@ -242,100 +438,12 @@ CLI::App* add_sweep(CLI::App& app, SweepOptions& o) {
 }
 
 int run_sweep(SweepOptions& o) {
-  const Grid grid = read_grid(o);
-  check_train_args(o.train_args);
-  const fs::path out(o.out);
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec) throw hogwild::SystemError(fmt::format("{}: cannot create: {}", o.out, ec.message()));
-  check_writable((out / "results.csv").string());
-  const std::string self = fs::read_symlink("/proc/self/exe").string();
-
-  std::size_t total = 1;
-  for (const auto& [_, values] : grid) total *= values.size();
-  std::vector<std::map<std::string, std::string>> rows;
-  const auto start = std::chrono::steady_clock::now();
-  std::size_t executed = 0;
-  for (std::size_t index = 0; index < total; ++index) {
-    std::vector<std::pair<std::string, std::string>> combo;
-    std::size_t rest = index;
-    for (auto it = grid.rbegin(); it != grid.rend(); ++it) {
-      combo.emplace(combo.begin(), it->first, it->second[rest % it->second.size()]);
-      rest /= it->second.size();
-    }
-    const std::string name = run_name(combo);
-    const fs::path report = out / (name + ".json");
-    const fs::path log = out / (name + ".log");
-    std::map<std::string, std::string> row;
-    for (const auto& [k, v] : combo) row["grid." + k] = v;
-    bool skipped = false;
-    if (fs::exists(report)) {
-      skipped = true;
-    } else {
-      std::vector<std::string> args{self, "train"};
-      args.insert(args.end(), o.train_args.begin(), o.train_args.end());
-      for (const auto& [k, v] : combo) {
-        args.push_back("--" + k);
-        args.push_back(v);
-      }
-      const fs::path partial = out / (name + ".json.partial");
-      args.push_back("--json");
-      args.push_back(partial.string());
-      const int code = spawn_and_wait(args, log);
-      ++executed;
-      if (code == 0 && fs::exists(partial)) {
-        fs::rename(partial, report);
-      } else {
-        fs::remove(partial, ec);
-        row["status"] = fmt::format("failed (exit {})", code);
-        row["error"] = last_line(log);
-      }
-    }
-    if (fs::exists(report)) {
-      std::ifstream in(report);
-      const auto r = nlohmann::json::parse(in, nullptr, false);
-      if (r.is_discarded()) {
-        row["status"] = "failed";
-        row["error"] = "unreadable report " + report.string();
-      } else {
-        row.merge(results(r, o));
-        row["report"] = report.filename().string();
-        row["status"] = skipped ? "ok (existing report)" : "ok";
-      }
-    }
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::size_t remaining = total - index - 1;
-    const double eta =
-        executed ? elapsed / static_cast<double>(executed) * static_cast<double>(remaining) : 0.0;
-    fmt::print(stderr, "[{}/{}] {}: {}{} (elapsed {:.1f} s, ETA {:.1f} s)\n", index + 1, total,
-               name, row["status"], row["error"].empty() ? "" : ": " + row["error"], elapsed, eta);
-    rows.push_back(std::move(row));
+  // Whatever the file system refuses ends the sweep with one line and exit 2, never an abort.
+  try {
+    return sweep_grid(o);
+  } catch (const fs::filesystem_error& e) {
+    throw hogwild::SystemError(e.what());
   }
-
-  std::string csv;
-  for (const auto& [k, _] : grid) csv += csv_field(k) + ",";
-  for (std::size_t c = 0; c < kResultColumns.size(); ++c)
-    csv += kResultColumns[c] + (c + 1 < kResultColumns.size() ? "," : "\n");
-  for (auto& row : rows) {
-    for (const auto& [k, _] : grid) csv += csv_field(row["grid." + k]) + ",";
-    for (std::size_t c = 0; c < kResultColumns.size(); ++c) {
-      csv += csv_field(row[kResultColumns[c]]) + (c + 1 < kResultColumns.size() ? "," : "\n");
-    }
-  }
-  const fs::path csv_path = out / "results.csv";
-  const fs::path tmp = out / "results.csv.partial";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    f << csv;
-    if (!f.flush()) throw hogwild::SystemError(fmt::format("{}: cannot write", tmp.string()));
-  }
-  fs::rename(tmp, csv_path);
-  std::size_t failed = 0;
-  for (auto& row : rows) failed += row["status"].rfind("failed", 0) == 0;
-  fmt::print(stderr, "sweep: {} runs, {} failed; results in {}\n", rows.size(), failed,
-             csv_path.string());
-  return failed ? kExitRunsFailed : 0;
 }
 
 }  // namespace hogwild_cli
