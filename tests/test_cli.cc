@@ -392,6 +392,13 @@ std::string small_data() {
   return file;
 }
 
+std::size_t count_reports(const fs::path& dir) {
+  std::size_t reports = 0;
+  for (const auto& entry : fs::directory_iterator(dir))
+    reports += entry.path().extension() == ".json";
+  return reports;
+}
+
 }  // namespace
 
 TEST_CASE("sweep refuses a checkpoint or a checkpoint to resume, which every run would share") {
@@ -500,6 +507,53 @@ TEST_CASE(
   CHECK(r.err.find("[2/2] threads=2: ok") != std::string::npos);
   const std::string csv = slurp(out / "results.csv");
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);
+}
+
+TEST_CASE("sweep reuses a report only when the run's arguments are the same") {
+  const auto out = work_dir() / "sweep_args";
+  fs::remove_all(out);
+  const auto other = work_dir() / "small_other.svm";
+  const auto gen =
+      run("gen sparse --rows 100 --features 50 --nnz-per-row 5 --seed 6 --out " + other.string());
+  REQUIRE(gen.code == 0);
+  const auto report = out / "threads=1.json";
+  const auto sweep = [&](const std::string& args) {
+    return run("sweep --out " + out.string() + " --grid threads=1 " + args);
+  };
+  REQUIRE(sweep("--train " + small_data() + " --epochs 1").code == 0);
+  CHECK(nlohmann::json::parse(slurp(report))["config"]["epochs"] == 1);
+  const auto more = sweep("--train " + small_data() + " --epochs 2");
+  REQUIRE(more.code == 0);
+  CHECK(more.err.find("existing report") == std::string::npos);
+  CHECK(nlohmann::json::parse(slurp(report))["config"]["epochs"] == 2);
+  CHECK(slurp(out / "threads=1.args").ends_with("--epochs\n2\n--threads\n1\n"));
+  const auto same = sweep("--train " + small_data() + " --epochs 2");
+  CHECK(same.err.find("threads=1: ok (existing report)") != std::string::npos);
+  const auto data = sweep("--train " + other.string() + " --epochs 2");
+  CHECK(data.err.find("existing report") == std::string::npos);
+  CHECK(nlohmann::json::parse(slurp(report))["dataset"]["rows"] == 100);
+}
+
+TEST_CASE("sweep gives grid values that clean to the same file name files of their own") {
+  const auto out = work_dir() / "sweep_collide";
+  fs::remove_all(out);
+  // '+' and '@' both become '_' in a file name.
+  const auto plus = work_dir() / "d+1.txt";
+  const auto at = work_dir() / "d@1.txt";
+  std::ofstream(plus) << "0\n";
+  std::ofstream(at) << "2\n";
+  const auto r = run("sweep --out " + out.string() + " --train " + small_data() +
+                     " --epochs 1 --grid delay=trace:" + plus.string() + ",trace:" + at.string());
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.err.find("existing report") == std::string::npos);
+  std::set<std::string> delays;
+  for (const auto& entry : fs::directory_iterator(out)) {
+    if (entry.path().extension() == ".json")
+      delays.insert(nlohmann::json::parse(slurp(entry.path()))["config"]["delay"]);
+  }
+  CHECK(delays == std::set<std::string>{"trace:" + plus.string(), "trace:" + at.string()});
+  CHECK(count_reports(out) == 2);
 }
 
 TEST_CASE("tools/plot turns a sweep CSV and reports into PNG figures") {

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "cli_checkpoint.h"
@@ -161,16 +162,25 @@ std::string readable_name(const Combo& combo) {
   return name;
 }
 
-// The runs' file names: the readable name, cut to a prefix with a hash of the values appended
-// where it is too long for a file name.
+// The runs' file names, one per combination and distinct for distinct combinations: the
+// readable name, cut to a prefix with a hash of the values appended where it is too long for a
+// file name or where other values clean to the same name (`a/b` and `a_b`).
 std::vector<std::string> run_names(const std::vector<Combo>& all) {
   std::vector<std::string> names;
+  std::map<std::string, std::set<Combo>> sharing;
   for (const auto& combo : all) {
     names.push_back(readable_name(combo));
-    if (names.back().size() > kMaxStem) {
-      const std::string tag = fmt::format("-{:016x}", combo_hash(combo));
-      names.back() = names.back().substr(0, kMaxStem - tag.size()) + tag;
+    sharing[names.back()].insert(combo);
+  }
+  std::map<std::string, Combo> owner;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (names[i].size() > kMaxStem || sharing[names[i]].size() > 1) {
+      const std::string tag = fmt::format("-{:016x}", combo_hash(all[i]));
+      names[i] = names[i].substr(0, kMaxStem - tag.size()) + tag;
     }
+    // Equal values name one run twice, which is harmless; two distinct runs must not share.
+    if (const auto [it, fresh] = owner.emplace(names[i], all[i]); !fresh && it->second != all[i])
+      throw hogwild::InputError(fmt::format("--grid: cannot name two runs apart: {}", names[i]));
   }
   return names;
 }
@@ -273,6 +283,8 @@ struct Sweep {
   std::string self;  // this executable, started as `train` for each run
 };
 
+// A run's arguments after the executable, without the report path the sweep adds (a file in
+// --out, which says where the run went, not what it was).
 std::vector<std::string> run_args(const SweepOptions& o, const Combo& combo) {
   std::vector<std::string> args{"train"};
   args.insert(args.end(), o.train_args.begin(), o.train_args.end());
@@ -283,12 +295,34 @@ std::vector<std::string> run_args(const SweepOptions& o, const Combo& combo) {
   return args;
 }
 
-// Trains one run into `report`; false (the row saying why) when it failed.
+// The record kept beside a run's report: its arguments, one a line, with backslashes and
+// newlines escaped so that different argument lists never give the same record.
+std::string record_of(const std::vector<std::string>& args) {
+  std::string record;
+  for (const auto& a : args) {
+    for (const char c : a) record += c == '\\' ? "\\\\" : c == '\n' ? "\\n" : std::string(1, c);
+    record += '\n';
+  }
+  return record;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Trains one run into `report` and writes its record; false (the row saying why) when it failed.
 bool train_one(const Sweep& sweep, const std::vector<std::string>& args, const std::string& name,
                Row& row) {
   const fs::path report = sweep.out / (name + ".json");
+  const fs::path record = sweep.out / (name + ".args");
   const fs::path partial = sweep.out / (name + ".json.partial");
   const fs::path log = sweep.out / (name + ".log");
+  // What other arguments left under this name goes first, so that no report outlives its record.
+  fs::remove(record);
+  fs::remove(report);
   std::vector<std::string> argv{sweep.self};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back("--json");
@@ -302,6 +336,10 @@ bool train_one(const Sweep& sweep, const std::vector<std::string>& args, const s
     return false;
   }
   fs::rename(partial, report);
+  // The record last: a run stopped before this point is run again rather than trusted.
+  std::ofstream f(record, std::ios::trunc);
+  f << record_of(args);
+  if (!f.flush()) throw hogwild::SystemError(fmt::format("{}: cannot write", record.string()));
   return true;
 }
 
@@ -323,15 +361,17 @@ void read_report(const fs::path& report, const SweepOptions& o, bool existing, R
   row["error"] = "unreadable report " + report.string();
 }
 
-// One run: its report reused when an earlier sweep left it, trained otherwise. A file that cannot
-// be moved or written fails this run, not the sweep.
+// One run: its report reused when an earlier sweep made it with the same arguments, trained
+// otherwise. A file that cannot be moved or written fails this run, not the sweep.
 Row sweep_one(const Sweep& sweep, const Combo& combo, const std::string& name, bool& trained) {
   Row row;
   for (const auto& [k, v] : combo) row["grid." + k] = v;
   const auto args = run_args(sweep.options, combo);
   const fs::path report = sweep.out / (name + ".json");
   try {
-    const bool existing = fs::exists(report);
+    const fs::path record = sweep.out / (name + ".args");
+    const bool existing = fs::is_regular_file(report) && fs::is_regular_file(record) &&
+                          read_text(record) == record_of(args);
     trained = !existing;
     if (existing || train_one(sweep, args, name, row))
       read_report(report, sweep.options, existing, row);
@@ -412,9 +452,10 @@ CLI::App* add_sweep(CLI::App& app, SweepOptions& o) {
   auto* cmd = app.add_subcommand(
       "sweep",
       "Run `hogwild train` over a grid of options: one JSON report per run in --out, named by "
-      "its grid values (a hash of them appended where the name would be too long), plus "
-      "results.csv with a row per run. Failed runs are recorded and the sweep goes on; "
-      "re-running skips runs whose report exists.");
+      "its grid values (a hash of them appended where the name would be too long or shared), "
+      "its arguments beside it in NAME.args, plus results.csv with a row per run. Failed runs "
+      "are recorded and the sweep goes on; re-running skips runs whose report was made with "
+      "the same arguments.");
   cmd->add_option("--out", o.out, "output directory")->required();
   cmd->add_option("--grid", o.grid,
                   "KEY=V1,V2,...: a train option (without dashes) and its values; repeat for more "
