@@ -18,16 +18,18 @@ optimizers=sgd,momentum,adagrad,rmsprop,adam
 models=("$@")
 ((${#models[@]})) || models=(softmax mlp mf)
 mkdir -p "$out"
+# A sweep exits 4 when some of its runs failed (diverged): those are results too, in results.csv.
+sweep() { "$hogwild" sweep "$@" || (($? == 4)); }
 common=(--simulate 8 --policy serial --delay-unit "$unit" --staleness-sample 0.05
         --coherence-sample 0.05 --seed 1)
 for m in "${models[@]}"; do
   case $m in
     softmax)
-      "$hogwild" sweep --out "$out/softmax" --grid delay=$delays --grid optimizer=$optimizers \
+      sweep --out "$out/softmax" --grid delay=$delays --grid optimizer=$optimizers \
         --target-loss 0.65 --format idx --train $F/train-images-idx3-ubyte.gz \
         --test $F/t10k-images-idx3-ubyte.gz --limit "$limit" --model softmax --epochs 10 "${common[@]}" ;;
     mlp)
-      "$hogwild" sweep --out "$out/mlp" --grid delay=$delays --grid optimizer=$optimizers \
+      sweep --out "$out/mlp" --grid delay=$delays --grid optimizer=$optimizers \
         --target-loss 0.55 --format idx --train $F/train-images-idx3-ubyte.gz \
         --test $F/t10k-images-idx3-ubyte.gz --limit "$limit" --model mlp --hidden 128 --epochs 10 "${common[@]}" ;;
     mf)
@@ -35,7 +37,7 @@ for m in "${models[@]}"; do
         "$hogwild" gen ratings --users 1000 --items 800 --rank 8 --density 0.1 --noise 0.3 --seed 1 \
           --out "$out/ratings.txt" --test-out "$out/ratings.test.txt" --test-fraction 0.1
       fi
-      "$hogwild" sweep --out "$out/mf" --grid delay=$delays --grid optimizer=$optimizers \
+      sweep --out "$out/mf" --grid delay=$delays --grid optimizer=$optimizers \
         --target-loss 0.08 --format ratings --train "$out/ratings.txt" --test "$out/ratings.test.txt" \
         --model mf --rank 8 --epochs 10 "${common[@]}" ;;
     *) echo "dai_experiments.sh: unknown model '$m'; expected softmax, mlp or mf" >&2; exit 2 ;;
