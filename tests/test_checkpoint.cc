@@ -1,16 +1,18 @@
 // Checkpoints: the on-disk format (round trip, corruption, truncation, wrong magic or version),
 // the atomic write, resuming both trainers to the same bit-exact result as an uninterrupted
-// serial run, stopping a run on request, and predicting with a saved model against the
-// trainer's own evaluation.
+// serial run, stopping a run on request (a worker waiting out an injected pause included), and
+// predicting with a saved model against the trainer's own evaluation.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "engine/rng.h"
 #include "hogwild/checkpoint.h"
@@ -335,6 +337,57 @@ TEST_CASE("linear trainer: a stop request ends the run early and it resumes to t
     const auto r = hogwild::train(config, problem.train, nullptr, c2);
     CHECK(r.interrupted);
     CHECK(r.epochs.back().epoch == 1);
+  }
+}
+
+TEST_CASE("a stop request ends the speed model's hour-long waits, in both trainers") {
+  // Every sample stalls for an hour on the steady clock, before it (--pause) or after it
+  // (--straggler). The request comes from another thread once the run has started: most likely
+  // while a worker waits, or (on a loaded machine) before its first sample. Either way the run
+  // ends interrupted with no epoch done, as a run without a speed model would; a wait that did
+  // not look at the request would hold it for hours, until ctest's timeout.
+  const auto problem = sparse_problem();
+  Dataset three_classes = problem.train;
+  for (std::size_t i = 0; i < three_classes.rows(); i += 3) three_classes.labels[i] = 4;
+  for (const bool softmax : {false, true}) {
+    for (const bool straggler : {false, true}) {
+      for (const int threads : {1, 2}) {
+        for (const bool dynamic : {false, true}) {
+          CAPTURE(softmax);
+          CAPTURE(straggler);
+          CAPTURE(threads);
+          CAPTURE(dynamic);
+          TrainConfig config;
+          if (softmax) config.model = hogwild::SoftmaxModel{};
+          config.threads = threads;
+          config.dynamic_sharding = dynamic;
+          config.epochs = 2;
+          config.optimizer.step = 0.1;  // no calibration trials before the run
+          if (straggler) {
+            config.speed.parse_straggler("shifted-exp:3600s:3600s");
+          } else {
+            config.speed.parse_pause("1:3600s");
+          }
+          std::atomic<bool> stop{false};
+          std::jthread requester;  // joined before `stop` goes
+          Callbacks callbacks;
+          callbacks.stop = &stop;
+          callbacks.on_start = [&](const Report&) {
+            requester = std::jthread([&stop] {
+              std::this_thread::sleep_for(std::chrono::milliseconds(20));
+              stop = true;
+            });
+          };
+          const auto report =
+              hogwild::train(config, softmax ? three_classes : problem.train, nullptr, callbacks);
+          CHECK(report.interrupted);
+          CHECK(report.stopped == StopReason::kInterrupted);
+          REQUIRE(report.epochs.size() == 1);  // the initial model's record only
+          CHECK(report.epochs.front().epoch == 0);
+          CHECK(report.samples == 0);
+        }
+      }
+    }
   }
 }
 

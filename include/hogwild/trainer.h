@@ -453,7 +453,8 @@ struct Callbacks {
   std::function<void(const TrainState&)> on_epoch_state;
   /// When set and it becomes true (from any thread, or a signal handler), workers stop within
   /// a few thousand samples, the unfinished epoch is dropped from the records, and the
-  /// trainer returns the report with `interrupted` set. Polled between ranges of samples.
+  /// trainer returns the report with `interrupted` set. Polled between ranges of samples, and
+  /// while the speed model waits on the steady clock: those waits end at once.
   const std::atomic<bool>* stop = nullptr;
   /// Each worker's clock for time windows and the speed model; unset: the steady clock.
   ClockFactory clock;

@@ -96,7 +96,8 @@ struct Flight {
 // Everything one worker (thread or virtual) owns; aligned so workers never share a line.
 struct alignas(kCacheLine) WorkerState {
   WorkerState(int worker, const TrainConfig& config, std::uint64_t seed_base,
-              std::span<AppliedCounter> counters, const ClockFactory& clocks)
+              std::span<AppliedCounter> counters, const ClockFactory& clocks,
+              const std::atomic<bool>* stop)
       : id(worker),
         staleness_probe(config.staleness_sample,
                         detail::derive_seed(seed_base, 0x57a1e000u + worker), counters, worker,
@@ -107,7 +108,7 @@ struct alignas(kCacheLine) WorkerState {
         delay(config.delay, detail::derive_seed(seed_base, 0xde1a0000u + worker)),
         clock(*config.schedule, config.speed, worker,
               detail::derive_seed(seed_base, 0x5bee0000u + worker),
-              clocks ? clocks(worker) : nullptr) {
+              clocks ? clocks(worker) : nullptr, stop) {
     stats.size_for(config.epochs, config.delay.max_delay());
     const bool batched =
         config.schedule->kind == ScheduleSpec::Kind::kTime || config.schedule->batch > 1;
@@ -1488,7 +1489,7 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   std::vector<AppliedCounter> counters(static_cast<std::size_t>(workers));
   const Callbacks clocks = with_virtual_clocks(config, callbacks);
   for (int w = 0; w < workers; ++w) {
-    states.emplace_back(w, config, config.seed, counters, clocks.clock);
+    states.emplace_back(w, config, config.seed, counters, clocks.clock, clocks.stop);
     states.back().kept_weights.resize(2 * report.dataset->max_nnz_per_row);
   }
   tbb::task_arena arena(config.threads);

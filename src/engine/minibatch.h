@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -30,9 +31,13 @@ inline std::size_t segment_start(std::size_t len, int k, int segments) {
 }
 
 /// Spins until the steady clock reaches `until_ns`: the speed model's injected costs, precise
-/// to the clock's resolution rather than the scheduler's.
-inline void busy_wait(std::int64_t until_ns) {
+/// to the clock's resolution rather than the scheduler's. A set `stop` (the run's stop request,
+/// when given) ends the wait at once: a pause may last up to an hour, far longer than a stop
+/// may take.
+inline void busy_wait(std::int64_t until_ns, const std::atomic<bool>* stop = nullptr) {
   while (now_ns() < until_ns) {
+    // Relaxed, as the driver reads it: the flag guards no data, it only ends the wait.
+    if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif

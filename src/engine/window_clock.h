@@ -5,6 +5,7 @@
 // (--worker-speed, --straggler, --pause), all read from the worker's clock (hogwild/clock.h).
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -21,16 +22,19 @@
 namespace hogwild::detail {
 
 /// A worker's time windows and injected costs. Without a clock of its own it reads the steady
-/// clock and busy-waits, with no virtual call.
+/// clock and busy-waits, with no virtual call, until the wait is over or the run is asked to
+/// stop.
 class WindowClock {
  public:
   /// A clock for fixed minibatches at full speed.
   WindowClock() = default;
   /// The clock of worker `worker` for `schedule` and `speed` (whose draws `seed` seeds); a
-  /// null `clock` reads the steady clock.
+  /// null `clock` reads the steady clock, and then a set `stop` (the run's stop request, may
+  /// be null) ends every wait at once.
   WindowClock(const ScheduleSpec& schedule, const SpeedModel& speed, int worker, std::uint64_t seed,
-              std::shared_ptr<WorkerClock> clock)
+              std::shared_ptr<WorkerClock> clock, const std::atomic<bool>* stop = nullptr)
       : clock_(std::move(clock)),
+        stop_(stop),
         window_ns_(schedule.kind == ScheduleSpec::Kind::kTime ? schedule.window_ns : 0) {
     if (speed.active()) speed_.emplace(speed, worker, seed);
   }
@@ -106,15 +110,20 @@ class WindowClock {
   void wait_for(std::int64_t ns) const { wait_until(now() + ns); }
 
  private:
+  // Once the run is asked to stop, steady-clock waits end at once, this one and every later
+  // one: the worker then finishes its range at full speed and reaches the driver's stop check
+  // as soon as an unslowed run would. A clock of its own keeps its waits: they are virtual
+  // (instant) or the caller's to end.
   void wait_until(std::int64_t ns) const {
     if (clock_) {
       clock_->wait_until(ns);
     } else {
-      busy_wait(ns);
+      busy_wait(ns, stop_);
     }
   }
 
   std::shared_ptr<WorkerClock> clock_;
+  const std::atomic<bool>* stop_ = nullptr;  // the run's stop request, or null
   std::int64_t window_ns_ = 0;
   std::optional<SpeedSampler> speed_;
   bool open_ = false;

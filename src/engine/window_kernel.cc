@@ -806,7 +806,7 @@ std::unique_ptr<WorkerState> make_worker(const TrainConfig& config, const Model&
   const auto stream = static_cast<std::uint64_t>(worker);
   ws->clock = detail::WindowClock(*config.schedule, config.speed, worker,
                                   detail::derive_seed(config.seed, 0x5bee0000u + stream),
-                                  clocks.clock ? clocks.clock(worker) : nullptr);
+                                  clocks.clock ? clocks.clock(worker) : nullptr, clocks.stop);
   if (config.delay.kind != DelaySpec::Kind::kNone) {
     ws->delay = detail::DelayLayer<WorkerState::Pending>(
         config.delay, detail::derive_seed(config.seed, 0xde1a0000u + stream));
