@@ -1,6 +1,7 @@
 // The command with checkpoints: SIGINT during `hogwild train --checkpoint` exits 130 with a
-// valid checkpoint and a partial report, `--resume` finishes with the uninterrupted serial
-// run's weights, corrupt and mismatched checkpoints exit 2, and `hogwild predict`.
+// valid checkpoint and a partial report (during an injected pause as well), `--resume` finishes
+// with the uninterrupted serial run's weights, corrupt and mismatched checkpoints exit 2, and
+// `hogwild predict`.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -79,6 +80,16 @@ bool appears(const fs::path& file, double seconds) {
   const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
   while (Clock::now() < deadline) {
     if (fs::exists(file)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// Polls until `file` holds `text`, for up to `seconds`.
+bool holds(const fs::path& file, const std::string& text, double seconds) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+  while (Clock::now() < deadline) {
+    if (slurp(file.string()).find(text) != std::string::npos) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
@@ -169,6 +180,36 @@ TEST_CASE(
     CHECK(ra["final"]["train_loss"] == rb["final"]["train_loss"]);
     CHECK(ra["final"]["test_loss"] == rb["final"]["test_loss"]);
   }
+}
+
+TEST_CASE(
+    "SIGINT while workers wait out an hour-long --pause stops the run as it stops any other") {
+  generate();
+  const fs::path ckpt = path("paused.ckpt");
+  const std::string json = path("paused.json");
+  fs::remove(ckpt);
+  fs::remove(json);
+  fs::remove(path("child_stdout.txt"));  // an earlier child's model line is not this one's
+  // Every sample stalls for an hour: the first epoch never ends, so no checkpoint is written.
+  const pid_t pid = start("train --train " + path("train.svm") +
+                          " --quiet --seed 7 --step 0.5 --threads 2 --pause 1:3600s --epochs 3 "
+                          "--checkpoint " +
+                          ckpt.string() + " --json " + json);
+  // The model line is printed once the run is set up, the signal handling with it.
+  REQUIRE(holds(path("child_stdout.txt"), "model: ", 120));
+  REQUIRE(::kill(pid, SIGINT) == 0);
+  const int code = wait_for(pid, 120);
+  const std::string err = slurp(path("child_stderr.txt"));
+  INFO(err);
+  REQUIRE(code == 130);
+  CHECK(err.find("hogwild: interrupted by SIGINT after epoch 0; no epoch completed, " +
+                 ckpt.string() + " not written by this run") != std::string::npos);
+  CHECK_FALSE(fs::exists(ckpt));
+  const auto partial = nlohmann::json::parse(slurp(json));
+  CHECK(partial["interrupted"] == true);
+  CHECK(partial["stopped"] == "interrupted");
+  REQUIRE(partial["epochs"].size() == 1);
+  CHECK(partial["epochs"][0]["epoch"] == 0);
 }
 
 TEST_CASE("corrupt, truncated, foreign and mismatched checkpoints exit 2 with one line") {
