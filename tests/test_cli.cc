@@ -343,13 +343,16 @@ TEST_CASE("sweep runs a 2x2 grid, records a failed run, and resumes without reru
   std::size_t reports = 0;
   for (const auto& entry : fs::directory_iterator(out))
     reports += entry.path().extension() == ".json";
-  CHECK(reports == 2);  // the two diverging runs leave no report
+  CHECK(reports == 4);  // the two diverging runs leave theirs up to the epoch that diverged
   const std::string csv = slurp(out / "results.csv");
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 5);  // header + 4 rows
   CHECK(csv.rfind("threads,step,status,error,", 0) == 0);
   CHECK(csv.find("1,0.5,ok,") != std::string::npos);
   CHECK(csv.find("2,1e9,failed (exit 3),") != std::string::npos);
   CHECK(csv.find("the run diverged") != std::string::npos);
+  CHECK(csv.find(",threads=2__step=1e9.json\n") != std::string::npos);
+  const auto diverged = nlohmann::json::parse(slurp(out / "threads=2__step=1e9.json"));
+  CHECK(diverged["stopped"] == "diverged");
   CHECK(first.err.find("[4/4]") != std::string::npos);
   CHECK(first.err.find("ETA") != std::string::npos);
 

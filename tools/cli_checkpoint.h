@@ -9,14 +9,12 @@
 #include <string>
 
 #include "cli_paths.h"
+#include "exit_codes.h"
 #include "hogwild/checkpoint.h"
 #include "hogwild/dataset.h"
 #include "hogwild/trainer.h"
 
 namespace hogwild_cli {
-
-/// Exit code of a run stopped by SIGINT or SIGTERM after a clean save.
-inline constexpr int kExitInterrupted = 130;
 
 /// While alive, SIGINT and SIGTERM set a flag the trainer polls (Callbacks::stop); a second
 /// signal exits at once with code 130. A thread of its own takes the signals, which every

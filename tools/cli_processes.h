@@ -9,15 +9,12 @@
 #include <memory>
 #include <stdexcept>
 
+#include "exit_codes.h"
 #include "hogwild/exchange.h"
 #include "hogwild/libsvm.h"
 #include "train_options.h"
 
 namespace hogwild_cli {
-
-/// Exit codes of `hogwild train` (as `hogwild --help` lists them).
-inline constexpr int kExitBadInput = 2;
-inline constexpr int kExitDiverged = 3;
 
 /// Another process met an error before training; it printed the message.
 class PeerFailed : public std::runtime_error {

@@ -25,8 +25,8 @@
 
 namespace {
 
-constexpr int kExitBadInput = 2;
-constexpr int kExitDiverged = 3;
+using hogwild_cli::kExitBadInput;
+using hogwild_cli::kExitDiverged;
 
 constexpr const char* kExitCodes =
     "Exit codes: 0 success, 1 out of memory, 2 bad usage, bad input data or an output that "
@@ -366,6 +366,6 @@ int main(int argc, char** argv) {
     return fail(e, kExitDiverged);
   } catch (const std::bad_alloc&) {
     fmt::print(stderr, "hogwild: out of memory\n");
-    return 1;
+    return hogwild_cli::kExitOutOfMemory;
   }
 }

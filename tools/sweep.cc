@@ -313,6 +313,24 @@ std::string read_text(const fs::path& p) {
   return s.str();
 }
 
+// Fills the row's results from a finished report.
+void read_report(const fs::path& report, const SweepOptions& o, bool existing, Row& row) {
+  std::ifstream in(report);
+  const auto r = nlohmann::json::parse(in, nullptr, false);
+  if (!r.is_discarded()) {
+    try {
+      row.merge(results(r, o));
+      row["report"] = report.filename().string();
+      row["status"] = existing ? "ok (existing report)" : "ok";
+      return;
+    } catch (const nlohmann::json::exception&) {
+      // Valid JSON of another shape: reported below like a report that does not parse.
+    }
+  }
+  row["status"] = "failed";
+  row["error"] = "unreadable report " + report.string();
+}
+
 // Trains one run into `report` and writes its record; false (the row saying why) when it failed.
 bool train_one(const Sweep& sweep, const std::vector<std::string>& args, const std::string& name,
                Row& row) {
@@ -330,6 +348,12 @@ bool train_one(const Sweep& sweep, const std::vector<std::string>& args, const s
   const int code = spawn_and_wait(argv, log);
   if (code != 0 || !fs::exists(partial)) {
     std::error_code ec;
+    if (code == kExitDiverged && fs::exists(partial)) {
+      // A diverged run's report holds its epochs up to the divergence: kept for its curve, with
+      // no record, so the next sweep runs it again.
+      fs::rename(partial, report);
+      read_report(report, sweep.options, false, row);
+    }
     fs::remove(partial, ec);
     row["status"] = fmt::format("failed (exit {})", code);
     row["error"] = last_line(log);
@@ -341,24 +365,6 @@ bool train_one(const Sweep& sweep, const std::vector<std::string>& args, const s
   f << record_of(args);
   if (!f.flush()) throw hogwild::SystemError(fmt::format("{}: cannot write", record.string()));
   return true;
-}
-
-// Fills the row's results from a finished report.
-void read_report(const fs::path& report, const SweepOptions& o, bool existing, Row& row) {
-  std::ifstream in(report);
-  const auto r = nlohmann::json::parse(in, nullptr, false);
-  if (!r.is_discarded()) {
-    try {
-      row.merge(results(r, o));
-      row["report"] = report.filename().string();
-      row["status"] = existing ? "ok (existing report)" : "ok";
-      return;
-    } catch (const nlohmann::json::exception&) {
-      // Valid JSON of another shape: reported below like a report that does not parse.
-    }
-  }
-  row["status"] = "failed";
-  row["error"] = "unreadable report " + report.string();
 }
 
 // One run: its report reused when an earlier sweep made it with the same arguments, trained

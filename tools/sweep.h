@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "exit_codes.h"
+
 namespace hogwild_cli {
 
 /// Options of `hogwild sweep`.
@@ -18,9 +20,6 @@ struct SweepOptions {
 
 /// Registers the `sweep` subcommand.
 CLI::App* add_sweep(CLI::App& app, SweepOptions& options);
-/// Exit code of a sweep that ran every run but saw at least one of them fail.
-inline constexpr int kExitRunsFailed = 4;
-
 /// Runs the grid; returns the exit code: 0 when every run succeeded, kExitRunsFailed when any
 /// failed. Throws InputError or SystemError (exit 2) when the sweep cannot start or write.
 int run_sweep(SweepOptions& options);
