@@ -217,6 +217,10 @@ TEST_CASE("command: an output that is an input, another output or empty exits 2 
        "--test: expected a file path, found an empty string"},
       {"predict --model '' --data " + good, "--model: expected a file path, found an empty string"},
       {"info ''", "file: expected a file path, found an empty string"},
+      {"train --train - --test -",
+       "--test: expected standard input (-) for one file, found it for --train too"},
+      {"sweep --out " + dir + "/sweep --grid threads=1 --train " + good + " --target-accuracy 50",
+       "--target-accuracy: expected a fraction in [0, 1] (0.9 for 90%), found '50'"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);

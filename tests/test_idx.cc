@@ -151,6 +151,8 @@ TEST_CASE("malformed IDX input is reported with the path and what was expected")
       write_plain("short", idx_bytes({3, 2, 2}, short_data)),
       "expected 3 x 2 x 2 = 12 bytes of data after the header, found 11 (the file is truncated)");
   expect(write_plain("header", std::string("\0\0\x08\x03\0\0", 6)), "-byte IDX header");
+  expect(write_plain("no-pixels", idx_bytes({3, 0, 28}, {})),
+         "expected images of at least one pixel, found 3 images of 0");
   CHECK_THROWS_WITH_AS(read_idx(write_plain("i", idx_bytes({3, 2, 2}, kPixels)),
                                 write_plain("l2", idx_bytes({2}, {1, 2}))),
                        doctest::Contains("expected 3 labels (one per image in"), InputError);

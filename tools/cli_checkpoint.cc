@@ -161,6 +161,7 @@ int run_predict(const PredictOptions& o) {
   const NamedFile inputs[] = {{"--model", o.model}, {"--data", o.data}, {"--labels", o.labels}};
   const NamedFile output[] = {{"--out", o.out}};
   check_outputs_apart(inputs, output);
+  check_one_standard_input(inputs);
   const hogwild::Checkpoint model = hogwild::load_checkpoint(o.model);
   hogwild::Predictions p;
   std::size_t rows = 0;

@@ -109,6 +109,19 @@ void check_outputs_apart(std::span<const NamedFile> inputs, std::span<const Name
   }
 }
 
+void check_one_standard_input(std::span<const NamedFile> inputs) {
+  const NamedFile* first = nullptr;
+  for (const NamedFile& in : inputs) {
+    if (in.path != "-") continue;
+    if (first != nullptr) {
+      throw hogwild::InputError(
+          fmt::format("{}: expected standard input (-) for one file, found it for {} too",
+                      in.option, first->option));
+    }
+    first = &in;
+  }
+}
+
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) {

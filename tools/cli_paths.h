@@ -45,6 +45,10 @@ struct NamedFile {
 /// (links and relative names resolved), not as strings.
 void check_outputs_apart(std::span<const NamedFile> inputs, std::span<const NamedFile> outputs);
 
+/// InputError "--test: expected standard input (-) for one file, found it for --train too":
+/// the second reader would find it empty.
+void check_one_standard_input(std::span<const NamedFile> inputs);
+
 /// Writes `text` to `path`, replacing it; SystemError with the errno text when it cannot.
 void write_text(const std::string& path, const std::string& text);
 

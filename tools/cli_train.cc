@@ -461,7 +461,8 @@ int train_on(const TrainArgs& a, Processes& processes, const StopOnSignal& stop,
 }
 
 // Before reading any data: each output can be written, overwrites no input, and is its own
-// file. The checkpoint may be the --resume file (the run continues it); the reports may not.
+// file, and standard input feeds one input at most. The checkpoint may be the --resume file
+// (the run continues it); the reports may not.
 void check_outputs(const TrainArgs& a) {
   check_writable(a.json);
   check_writable(a.csv);
@@ -473,6 +474,9 @@ void check_outputs(const TrainArgs& a) {
   const NamedFile outputs[] = {
       {"--json", a.json}, {"--csv", a.csv}, {"--checkpoint", a.checkpoint}};
   check_outputs_apart(inputs, outputs);
+  const NamedFile all_inputs[] = {
+      inputs[0], inputs[1], inputs[2], inputs[3], {"--resume", a.resume}};
+  check_one_standard_input(all_inputs);
   const NamedFile resume[] = {{"--resume", a.resume}};
   check_outputs_apart(resume, std::span(outputs).first(2));
 }

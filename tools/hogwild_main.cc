@@ -132,7 +132,9 @@ void add_gen_sparse(CLI::App& gen, GenSparseOptions& o) {
               {"--classes", &C::classes,
                "label classes: 2 gives -1/+1; K > 2 gives 0..K-1, the class of the largest "
                "margin over K hidden hyperplanes (text-like multiclass)"},
-              {"--counts", &C::counts, "term counts (1, 2, 3 ...) as values, not tf-idf weights"},
+              {"--counts", &C::counts,
+               "term counts (1, 2, 3 ...) as values, not tf-idf weights (scaled like any row by "
+               "the default --normalize; --no-normalize keeps them whole)"},
               {"--normalize,!--no-normalize", &C::normalize,
                "scale each row to unit L2 norm (the default)"},
               {"--regression", &C::regression,

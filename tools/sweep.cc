@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -452,6 +453,21 @@ int sweep_grid(const SweepOptions& o) {
   return failed ? kExitRunsFailed : 0;
 }
 
+// A target: a number in [0, most]; NaN, and a percentage given as a fraction's target, would
+// never be met and leave the columns empty without a word.
+CLI::Validator finite_at_least_zero(std::string expected, double most) {
+  return CLI::Validator(
+      [expected, most](const std::string& text) {
+        double value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec == std::errc{} && end == text.data() + text.size() && value >= 0 && value <= most) {
+          return std::string();
+        }
+        return fmt::format("expected {}, found '{}'", expected, text);
+      },
+      "", "target");
+}
+
 }  // namespace
 
 CLI::App* add_sweep(CLI::App& app, SweepOptions& o) {
@@ -469,9 +485,12 @@ CLI::App* add_sweep(CLI::App& app, SweepOptions& o) {
   cmd->add_option("--config", o.config,
                   "file with one KEY=V1,V2,... per line (# comments), added to the --grid keys");
   cmd->add_option("--target-loss", o.target_loss,
-                  "report time and updates until the training loss is at or below this");
+                  "report time and updates until the training loss is at or below this")
+      ->check(finite_at_least_zero("a loss >= 0", 1.0 / 0.0));
   cmd->add_option("--target-accuracy", o.target_accuracy,
-                  "report time and epochs until the test accuracy is at or above this");
+                  "report time and epochs until the test accuracy is at or above this fraction "
+                  "(0.9 for 90%)")
+      ->check(finite_at_least_zero("a fraction in [0, 1] (0.9 for 90%)", 1.0));
   cmd->allow_extras();
   cmd->footer(
       "Every other argument is passed to each `hogwild train` run, e.g. "

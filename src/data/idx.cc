@@ -139,6 +139,10 @@ DenseDataset read_idx(const std::filesystem::path& images, const std::filesystem
   if (x.shape[0] == 0) {
     throw InputError(fmt::format("{}: expected at least one image, found none", images.string()));
   }
+  if (x.data.empty()) {
+    throw InputError(fmt::format("{}: expected images of at least one pixel, found {} images of 0",
+                                 images.string(), x.shape[0]));
+  }
   DenseDataset data;
   data.source = images.string();
   data.shape.assign(x.shape.begin() + 1, x.shape.end());
