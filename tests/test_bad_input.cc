@@ -75,6 +75,15 @@ Result run(const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }
 
+// A command refused with exit 2 and one line of stderr holding `message`.
+void check_refused(const std::string& args, const std::string& message) {
+  CAPTURE(args);
+  const auto r = run(args);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("hogwild: " + message) != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
 }  // namespace
 
 TEST_CASE("reader: truncated lines, binary garbage, long tokens and CRLF line numbers") {
@@ -167,13 +176,7 @@ TEST_CASE("command: bad data files exit 2 with the reader's message on one line"
       {"predict --model /no/such/model.ckpt --data " + good + " --out /no/such/dir/out.txt",
        "/no/such/dir/out.txt: cannot write: No such file or directory"},
   };
-  for (const auto& c : cases) {
-    CAPTURE(c.args);
-    const auto r = run(c.args);
-    CHECK(r.code == 2);
-    CHECK(r.err.find("hogwild: " + c.message) != std::string::npos);
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  }
+  for (const auto& c : cases) check_refused(c.args, c.message);
 }
 
 TEST_CASE("command: an output that is an input, another output or empty exits 2 before work") {
@@ -223,11 +226,7 @@ TEST_CASE("command: an output that is an input, another output or empty exits 2 
        "--target-accuracy: expected a fraction in [0, 1] (0.9 for 90%), found '50'"},
   };
   for (const auto& c : cases) {
-    CAPTURE(c.args);
-    const auto r = run(c.args);
-    CHECK(r.code == 2);
-    CHECK(r.err.find("hogwild: " + c.message) != std::string::npos);
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    check_refused(c.args, c.message);
     CHECK(slurp(good) == data);
     CHECK_FALSE(fs::exists(report));
   }
