@@ -287,7 +287,7 @@ TEST_CASE("command: output that does not reach standard output exits 2") {
   }
 }
 
-TEST_CASE("command: CRLF files are accepted, and --threads 0 means every core") {
+TEST_CASE("command: CRLF files are accepted, --threads 0 means every core, 16 means 16") {
   if (!fs::exists(cli())) {
     MESSAGE("the hogwild command is not built (HOGWILD_BUILD_TOOLS=OFF); skipped");
     return;
@@ -299,6 +299,11 @@ TEST_CASE("command: CRLF files are accepted, and --threads 0 means every core") 
   const auto r = run("train --train " + crlf + " --epochs 1 --threads 0");
   INFO(r.err);
   CHECK(r.code == 0);
+  // More threads than cores: what was asked for, without oneTBB's warning about its limit.
+  const auto many = run("train --train " + crlf + " --epochs 1 --threads 16");
+  CHECK(many.code == 0);
+  CHECK(many.err.find("TBB") == std::string::npos);
+  CHECK(many.out.find("threads: 16") != std::string::npos);
 }
 
 TEST_CASE("command: options out of range or unparsable exit 2 and name the option") {

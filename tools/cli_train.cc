@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <tbb/global_control.h>
+#include <tbb/info.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -483,6 +485,13 @@ void check_outputs(const TrainArgs& a) {
 
 int train_with(TrainArgs& a, Processes& processes) {
   apply(a);
+  // More threads than cores, asked for: oneTBB's default limit (the cores) would leave the
+  // run's arenas short of threads and print its own warning about it.
+  std::optional<tbb::global_control> parallelism;
+  if (a.config.threads > tbb::info::default_concurrency()) {
+    parallelism.emplace(tbb::global_control::max_allowed_parallelism,
+                        static_cast<std::size_t>(a.config.threads));
+  }
   processes.connect(a);
   // Rank 0 alone writes the reports and checkpoints.
   if (!processes.root()) a.json = a.csv = a.checkpoint = "";

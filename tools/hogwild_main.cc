@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <tbb/global_control.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
