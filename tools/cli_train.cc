@@ -469,18 +469,18 @@ void check_outputs(const TrainArgs& a) {
   check_writable(a.json);
   check_writable(a.csv);
   check_writable(a.checkpoint, Written::kRenamed);
+  // --resume last: the checkpoint is checked apart from the inputs before it, the reports from
+  // it too.
   const NamedFile inputs[] = {{"--train", a.train},
                               {"--test", a.test},
                               {"--train-labels", a.train_labels},
-                              {"--test-labels", a.test_labels}};
+                              {"--test-labels", a.test_labels},
+                              {"--resume", a.resume}};
   const NamedFile outputs[] = {
       {"--json", a.json}, {"--csv", a.csv}, {"--checkpoint", a.checkpoint}};
-  check_outputs_apart(inputs, outputs);
-  const NamedFile all_inputs[] = {
-      inputs[0], inputs[1], inputs[2], inputs[3], {"--resume", a.resume}};
-  check_one_standard_input(all_inputs);
-  const NamedFile resume[] = {{"--resume", a.resume}};
-  check_outputs_apart(resume, std::span(outputs).first(2));
+  check_outputs_apart(std::span(inputs).first(4), outputs);
+  check_outputs_apart(std::span(inputs).last(1), std::span(outputs).first(2));
+  check_one_standard_input(inputs);
 }
 
 int train_with(TrainArgs& a, Processes& processes) {

@@ -32,23 +32,22 @@ using Grid = std::vector<std::pair<std::string, std::vector<std::string>>>;
 // One run's grid values, key and value, in the grid's key order.
 using Combo = std::vector<std::pair<std::string, std::string>>;
 
+// The train option named `name` ("--epochs"), or null.
+const TrainOption* train_option(const std::string& name) {
+  for (const auto& o : train_options()) {
+    if (name == o.name) return &o;
+  }
+  return nullptr;
+}
+
 // A train option that a sweep cannot pass to every run ("" when it can): the reports are named
 // by the sweep, and runs of one grid given one checkpoint would overwrite or resume each other.
 std::string refusal(const std::string& option) {
   if (option == "--checkpoint" || option == "--resume")
     return option + ": expected no checkpoint file, the runs would share it";
-  for (const auto& o : train_options()) {
-    if ((o.flags & kReportPath) && option == o.name)
-      return option + ": expected no report path, the sweep names them";
-  }
+  if (const TrainOption* o = train_option(option); o != nullptr && (o->flags & kReportPath))
+    return option + ": expected no report path, the sweep names them";
   return "";
-}
-
-bool is_train_option(const std::string& option) {
-  for (const auto& o : train_options()) {
-    if (option == o.name) return true;
-  }
-  return false;
 }
 
 void add_grid_line(Grid& grid, const std::string& text, const std::string& where) {
@@ -60,7 +59,7 @@ void add_grid_line(Grid& grid, const std::string& text, const std::string& where
   std::string key = text.substr(0, eq);
   while (!key.empty() && key.front() == '-') key.erase(0, 1);
   // Checked here so that a mistyped key stops the sweep before any run, not every run alike.
-  if (!is_train_option("--" + key)) {
+  if (train_option("--" + key) == nullptr) {
     throw hogwild::InputError(
         fmt::format("{}: expected a train option as KEY, found '{}'", where, key));
   }
