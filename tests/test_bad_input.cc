@@ -409,6 +409,76 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
   }
 }
 
+TEST_CASE("command: an option the run does not use is refused, naming what it needs") {
+  if (!fs::exists(cli())) {
+    MESSAGE("the hogwild command is not built (HOGWILD_BUILD_TOOLS=OFF); skipped");
+    return;
+  }
+  const std::string good = write("unused.svm", "1 1:1 2:0.5\n-1 2:1 3:1\n1 1:2\n-1 3:2\n");
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  // Each option beside one that makes it apply, then without.
+  const std::string softmax = "--model softmax --epochs 1";
+  const Case cases[] = {
+      {"--momentum 0.5",
+       "--momentum: expected only with --optimizer momentum or nesterov, found "
+       "--optimizer sgd"},
+      {softmax + " --optimizer nesterov --momentum 0.5", ""},
+      {softmax + " --optimizer adam --momentum 0.5",
+       "--momentum: expected only with --optimizer momentum or nesterov, found --optimizer adam"},
+      {softmax + " --optimizer rmsprop --rho 0.5 --epsilon 1e-6", ""},
+      {softmax + " --optimizer adam --rho 0.5",
+       "--rho: expected only with --optimizer rmsprop, found --optimizer adam"},
+      {softmax + " --optimizer adam --beta1 0.5 --beta2 0.9", ""},
+      {softmax + " --optimizer adagrad --beta2 0.9",
+       "--beta2: expected only with --optimizer adam, found --optimizer adagrad"},
+      {softmax + " --epsilon 1e-6",
+       "--epsilon: expected only with --optimizer adagrad, rmsprop or adam, found --optimizer sgd"},
+      {"--epochs 1 --decay 0.5", ""},
+      {"--step-schedule inverse --decay 0.5",
+       "--decay: expected only with --step-schedule epoch, found --step-schedule inverse"},
+      {"--epochs 1 --step-schedule inverse-sqrt --step-schedule-scale 2", ""},
+      {"--step-schedule-scale 2",
+       "--step-schedule-scale: expected only with --step-schedule "
+       "inverse or inverse-sqrt, found --step-schedule epoch"},
+      {"--epochs 1 --step-schedule plateau --plateau-patience 1 --plateau-factor 0.5 "
+       "--plateau-threshold 0.01",
+       ""},
+      {"--plateau-factor 0.5",
+       "--plateau-factor: expected only with --step-schedule plateau, found --step-schedule epoch"},
+      {"--plateau-patience 3", "--plateau-patience: expected only with --step-schedule plateau"},
+      {"--plateau-threshold 0.1",
+       "--plateau-threshold: expected only with --step-schedule plateau"},
+      {"--epochs 1 --patience 1 --tol 0.1", ""},
+      {"--tol 0.1", "--tol: expected only with --patience above 0"},
+      {"--epochs 1 --coherence-sample 0.5 --coherence-lag 2", ""},
+      {"--coherence-sample 0 --coherence-lag 2",
+       "--coherence-lag: expected only with --coherence-sample above 0"},
+      {"--epochs 1 --schedule time:1ms --max-batch 2", ""},
+      {"--batch 2 --max-batch 2",
+       "--max-batch: expected only with --schedule time:W (the windows it closes), found "
+       "--schedule fixed:2"},
+      {"--limit 2", "--limit: expected only with --format idx, found --format libsvm"},
+      {"--train-labels " + good, "--train-labels: expected only with --format idx"},
+      {"--test-labels " + good, "--test-labels: expected only with --format idx"},
+      {"--epochs 1 --zero-based no", ""},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto r = run("train --quiet --train " + good + " " + c.args);
+    INFO(r.err);
+    if (c.message.empty()) {
+      CHECK(r.code == 0);
+      continue;
+    }
+    CHECK(r.code == 2);
+    CHECK(r.err.find(c.message) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
+
 TEST_CASE("command: values a --data-precision cannot hold exit 2 naming the file") {
   if (!fs::exists(cli())) {
     MESSAGE("the hogwild command is not built (HOGWILD_BUILD_TOOLS=OFF); skipped");

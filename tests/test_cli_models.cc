@@ -101,6 +101,11 @@ TEST_CASE("model options are checked, and every model trains through the one tra
   expect(" --format idx" + images + " --batch 0",
          "--batch: expected a minibatch size in [1, 65536]");
   expect(" --format idx" + images + " --rank 4", "--rank: expected only with --model mf");
+  // Options of another format or without the file they describe: refused, not ignored.
+  expect(" --format idx" + images + " --zero-based yes",
+         "--zero-based: expected only with --format libsvm, found --format idx");
+  expect(" --format idx" + images + " --test-labels " + path("small-labels-idx1-ubyte.gz"),
+         "--test-labels: expected only with --test (the images they label), found no --test");
   // Softmax and mlp on dense features replicate the model per worker with 2 threads: the header
   // and the report say so, and --replicate off keeps the parameters shared.
   const auto replicated =

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <type_traits>
@@ -208,6 +209,62 @@ std::vector<std::size_t> parse_hidden(const std::string& text) {
   return widths;
 }
 
+// "a", "a or b", "a, b or c".
+template <class Name>
+std::string one_of(std::initializer_list<Name> names) {
+  std::string text;
+  std::size_t i = 0;
+  for (const auto& name : names) {
+    if (i > 0) text += i + 1 == names.size() ? " or " : ", ";
+    text += std::string(hogwild::to_string(name));
+    ++i;
+  }
+  return text;
+}
+
+// Where an option applies (TrainOption::Applies): "" when the run takes it.
+template <hogwild::OptimizerKind... Kinds>
+std::string with_optimizer(const A&, const TC& c) {
+  if (((c.optimizer.kind == Kinds) || ...)) return {};
+  return fmt::format("--optimizer {}, found --optimizer {}", one_of({Kinds...}),
+                     hogwild::to_string(c.optimizer.kind));
+}
+
+template <hogwild::Schedule... Schedules>
+std::string with_step_schedule(const A&, const TC& c) {
+  if (((c.optimizer.schedule == Schedules) || ...)) return {};
+  return fmt::format("--step-schedule {}, found --step-schedule {}", one_of({Schedules...}),
+                     hogwild::to_string(c.optimizer.schedule));
+}
+
+std::string with_patience(const A&, const TC& c) {
+  return c.patience > 0 ? "" : "--patience above 0 (the improvement it counts), found --patience 0";
+}
+
+std::string with_coherence(const A&, const TC& c) {
+  if (c.coherence_sample > 0) return {};
+  return "--coherence-sample above 0 (the measurement it sets), found --coherence-sample 0";
+}
+
+std::string with_time_windows(const A&, const TC& c) {
+  const hogwild::ScheduleSpec s = c.minibatches();
+  if (s.kind == hogwild::ScheduleSpec::Kind::kTime) return {};
+  return fmt::format("--schedule time:W (the windows it closes), found --schedule {}", s.text);
+}
+
+std::string with_idx(const A& a, const TC&) {
+  return a.format == "idx" ? "" : fmt::format("--format idx, found --format {}", a.format);
+}
+
+std::string with_idx_test(const A& a, const TC& c) {
+  if (a.format != "idx") return with_idx(a, c);
+  return a.test.empty() ? "--test (the images they label), found no --test" : "";
+}
+
+std::string with_libsvm(const A& a, const TC&) {
+  return a.format == "libsvm" ? "" : fmt::format("--format libsvm, found --format {}", a.format);
+}
+
 constexpr unsigned kFree = kFreeOnResume;
 constexpr unsigned kModels = kModelGroup;
 
@@ -227,7 +284,7 @@ const TrainOption kTable[] = {
      a.index_base = a.zero_based == "auto" ? hogwild::IndexBase::kAuto
                     : a.zero_based == "yes" ? hogwild::IndexBase::kZero
                                             : hogwild::IndexBase::kOne;
-   }},
+   }, with_libsvm},
   {"--model", "model", 0, "logistic, hinge (linear SVM) or squared (linear least squares) on "
    "libsvm data; softmax (libsvm or idx), mlp (idx) or mf (ratings); default: logistic, or "
    "softmax for idx and mf for ratings", arg<&A::model_name>, apply_model},
@@ -253,7 +310,8 @@ const TrainOption kTable[] = {
      const bool mf = std::holds_alternative<hogwild::FactorisationModel>(c.model);
      if (a.given("--step") || !mf) apply_step(a.step, c.optimizer);
    }},
-  {"--decay", "decay", 0, "step multiplier applied after each epoch", opt<&OC::decay>},
+  {"--decay", "decay", 0, "epoch step schedule: step multiplier applied after each epoch",
+   opt<&OC::decay>, nullptr, with_step_schedule<hogwild::Schedule::kEpoch>},
   {"--l2", "l2", kModelDefault, "L2 regularisation strength lambda (objective + lambda/2 |w|^2; "
    "the model's: 0, 0.04 for mf)", arg<&A::l2>, [](A& a, TC& c) { if (a.given("--l2")) c.l2 = a.l2; }},
   {"--average", "average", kLinearOnly | kModelDefault, "linear models: epochs (the model is the "
@@ -296,7 +354,7 @@ const TrainOption kTable[] = {
    "with a training loss not --tol below the best before them (0 = off: run every epoch)",
    cfg<&TC::patience>},
   {"--tol", "tol", kFree, "the decrease of the training (or held-out) loss that --patience counts "
-   "as an improvement", cfg<&TC::tol>},
+   "as an improvement", cfg<&TC::tol>, nullptr, with_patience},
   {"--validation-fraction", "validation_fraction", 0, "hold out this fraction of the training "
    "examples (a seeded random choice; at most 0.5), train on the rest and let --patience watch "
    "their loss instead of the training loss (0 = none)", cfg<&TC::validation_fraction>},
@@ -318,7 +376,7 @@ const TrainOption kTable[] = {
   {"--coherence-sample", "coherence_sample", kFree, "fraction of steps whose gradient coherence "
    "is measured (0 = off)", cfg<&TC::coherence_sample>},
   {"--coherence-lag", "coherence_lag", kFree, "coherence compares a gradient with the worker's "
-   "gradient this many steps back", cfg<&TC::coherence_lag>},
+   "gradient this many steps back", cfg<&TC::coherence_lag>, nullptr, with_coherence},
   {"--simulate", "simulate", 0, "K virtual workers (up to 1024) in one thread, each with its own "
    "delay ring: bit-reproducible for a seed on any machine (0 = real threads)",
    cfg<&TC::simulate>},
@@ -363,7 +421,7 @@ const TrainOption kTable[] = {
    "independent of the batch size, as in the fixed-time minibatch analysis) or their sum",
    arg<&A::batch_reduce>},
   {"--max-batch", "max_batch", 0, "a time window also closes after this many samples",
-   arg<&A::max_batch>},
+   arg<&A::max_batch>, nullptr, with_time_windows},
   {"--worker-speed", "worker_speed", 0, "relative speed of each worker in (0, 1], e.g. 1,0.25: "
    "slower workers busy-wait (1/speed - 1) x their compute time after each sample (in virtual "
    "time: fewer speeds than workers leave the rest at 1)",
@@ -447,11 +505,11 @@ const TrainOption kTable[] = {
   {"--format", "", kModels, "training data format: libsvm (text), idx (MNIST images; .gz read "
    "directly), ratings (`user item rating` lines)", arg<&A::format>},
   {"--train-labels", "", kModels | kPath, "idx: training labels file (default: found beside the images "
-   "by the standard name)", arg<&A::train_labels>},
+   "by the standard name)", arg<&A::train_labels>, nullptr, with_idx},
   {"--test-labels", "", kModels | kPath, "idx: test labels file (default: beside the test images)",
-   arg<&A::test_labels>},
+   arg<&A::test_labels>, nullptr, with_idx_test},
   {"--limit", "", kModels, "idx: use only the first N training and test images (0 = all)",
-   arg<&A::limit>},
+   arg<&A::limit>, nullptr, with_idx},
   {"--hidden", "hidden", kModels, "mlp: hidden layer widths, comma-separated (e.g. 256,128)",
    arg<&A::hidden>, [](A& a, TC& c) {
      if (auto* mlp = shape_of<hogwild::MlpModel>(a, c, "--hidden", "mlp")) {
@@ -486,20 +544,28 @@ const TrainOption kTable[] = {
                                 : hogwild::parse_schedule(a.step_schedule);
    }},
   {"--step-schedule-scale", "schedule_scale", kModels, "epochs per unit of t in the inverse "
-   "schedules", opt<&OC::schedule_scale>},
+   "schedules", opt<&OC::schedule_scale>, nullptr,
+   with_step_schedule<hogwild::Schedule::kInverse, hogwild::Schedule::kInverseSqrt>},
   {"--plateau-patience", "plateau_patience", kModels, "plateau schedule: epochs in a row without "
    "an improvement (of the training loss, or the held-out loss with --validation-fraction) that "
-   "make a plateau", opt<&OC::plateau_patience>},
+   "make a plateau", opt<&OC::plateau_patience>, nullptr, with_step_schedule<hogwild::Schedule::kPlateau>},
   {"--plateau-threshold", "plateau_threshold", kModels, "plateau schedule: the fraction of the "
    "best loss so far that a loss must fall below it to count as an improvement (relative, as "
-   "PyTorch's ReduceLROnPlateau)", opt<&OC::plateau_threshold>},
+   "PyTorch's ReduceLROnPlateau)", opt<&OC::plateau_threshold>, nullptr,
+   with_step_schedule<hogwild::Schedule::kPlateau>},
   {"--plateau-factor", "plateau_factor", kModels, "plateau schedule: the step's multiplier at a "
-   "plateau", opt<&OC::plateau_factor>},
-  {"--momentum", "momentum", kModels, "momentum/nesterov: mu", opt<&OC::momentum>},
-  {"--rho", "rho", kModels, "rmsprop: decay of the squared-gradient average", opt<&OC::rho>},
-  {"--beta1", "beta1", kModels, "adam: first-moment decay", opt<&OC::beta1>},
-  {"--beta2", "beta2", kModels, "adam: second-moment decay", opt<&OC::beta2>},
-  {"--epsilon", "epsilon", kModels, "adagrad/rmsprop/adam: denominator offset", opt<&OC::epsilon>},
+   "plateau", opt<&OC::plateau_factor>, nullptr, with_step_schedule<hogwild::Schedule::kPlateau>},
+  {"--momentum", "momentum", kModels, "momentum/nesterov: mu", opt<&OC::momentum>, nullptr,
+   with_optimizer<hogwild::OptimizerKind::kMomentum, hogwild::OptimizerKind::kNesterov>},
+  {"--rho", "rho", kModels, "rmsprop: decay of the squared-gradient average", opt<&OC::rho>,
+   nullptr, with_optimizer<hogwild::OptimizerKind::kRmsprop>},
+  {"--beta1", "beta1", kModels, "adam: first-moment decay", opt<&OC::beta1>, nullptr,
+   with_optimizer<hogwild::OptimizerKind::kAdam>},
+  {"--beta2", "beta2", kModels, "adam: second-moment decay", opt<&OC::beta2>, nullptr,
+   with_optimizer<hogwild::OptimizerKind::kAdam>},
+  {"--epsilon", "epsilon", kModels, "adagrad/rmsprop/adam: denominator offset", opt<&OC::epsilon>,
+   nullptr, with_optimizer<hogwild::OptimizerKind::kAdagrad, hogwild::OptimizerKind::kRmsprop,
+                           hogwild::OptimizerKind::kAdam>},
   {"--clip-norm", "clip_norm", kModels, "rescale each minibatch gradient to at most this L2 norm "
    "(0 = off)", opt<&OC::clip_norm>},
   {"--batch", "batch", kModels | kModelDefault, "minibatch size, shorthand for --schedule fixed:B (the model's: "
@@ -533,6 +599,12 @@ void apply(TrainArgs& a) {
     if (option.apply != nullptr) option.apply(a, a.config);
   }
   a.config.validate();
+  for (const auto& option : kTable) {
+    if (option.applies == nullptr || !a.given(option.name)) continue;
+    if (const std::string needs = option.applies(a, a.config); !needs.empty()) {
+      throw InputError(fmt::format("{}: expected only with {}", option.name, needs));
+    }
+  }
 }
 
 std::string option_of_key(std::string_view key) {

@@ -79,6 +79,9 @@ struct TrainOption {
   using Bind = CLI::Option* (*)(CLI::App& train, TrainArgs& args, const TrainOption& self);
   /// Moves the parsed value into the config, checking it (InputError); the model is set first.
   using Apply = void (*)(TrainArgs& args, hogwild::TrainConfig& config);
+  /// Whether the option means something in the run `config` describes: "" when it does, else
+  /// what it needs and what the run has instead ("--optimizer adam, found --optimizer sgd").
+  using Applies = std::string (*)(const TrainArgs& args, const hogwild::TrainConfig& config);
 
   std::string_view name;  ///< "--epochs"
   std::string_view key;   ///< its key in the report's `config`, "" when it has none
@@ -86,6 +89,9 @@ struct TrainOption {
   std::string_view help;  ///< the --help text
   Bind bind;              ///< where the parsed value goes
   Apply apply = nullptr;  ///< what it sets in the config beyond its binding
+  /// When the option applies (unset: always); one given to a run it does not apply to is
+  /// refused rather than ignored.
+  Applies applies = nullptr;
 };
 
 /// The table: every option of `hogwild train`, in --help order.
@@ -94,8 +100,9 @@ std::span<const TrainOption> train_options();
 /// Adds `hogwild train` with every option of the table, bound to `args`.
 CLI::App* add_train(CLI::App& app, TrainArgs& args);
 
-/// After parsing: fills args.config from the options, in table order, and validates it. Throws
-/// InputError("--option: expected ...").
+/// After parsing: fills args.config from the options, in table order, and validates it; then
+/// refuses an option given to a run it does not apply to (--momentum with --optimizer sgd).
+/// Throws InputError("--option: expected ...").
 void apply(TrainArgs& args);
 
 /// The option that sets the report's config key `key` ("batch_reduce" -> "--batch-reduce").
