@@ -222,6 +222,13 @@ TEST_CASE("command: an output that is an input, another output or empty exits 2 
       {"info ''", "file: expected a file path, found an empty string"},
       {"train --train - --test -",
        "--test: expected standard input (-) for one file, found it for --train too"},
+      // "-" reads standard input; as an output it would create a file called "-".
+      {"train --train " + good + " --json -",
+       "--json: expected a file to write, found '-' (which names standard input; ./- is a file "
+       "called -)"},
+      {"train --train " + good + " --checkpoint -", "--checkpoint: expected a file to write"},
+      {"gen sparse --rows 4 --out -", "--out: expected a file to write, found '-'"},
+      {"sweep --out - --grid threads=1 --train " + good, "--out: expected a file to write"},
       {"sweep --out " + dir + "/sweep --grid threads=1 --train " + good + " --target-accuracy 50",
        "--target-accuracy: expected a fraction in [0, 1] (0.9 for 90%), found '50'"},
   };
@@ -229,7 +236,25 @@ TEST_CASE("command: an output that is an input, another output or empty exits 2 
     check_refused(c.args, c.message);
     CHECK(slurp(good) == data);
     CHECK_FALSE(fs::exists(report));
+    CHECK_FALSE(fs::exists("-"));
   }
+}
+
+TEST_CASE("command: predict --out - writes standard output, as without --out") {
+  if (!fs::exists(cli())) {
+    MESSAGE("the hogwild command is not built (HOGWILD_BUILD_TOOLS=OFF); skipped");
+    return;
+  }
+  const std::string good = write("dash.svm", "1 1:1 2:0.5\n-1 2:1 3:1\n1 1:2\n-1 3:2\n");
+  const std::string model = (work_dir() / "dash.ckpt").string();
+  REQUIRE(run("train --quiet --epochs 2 --train " + good + " --checkpoint " + model).code == 0);
+  const auto plain = run("predict --model " + model + " --data " + good);
+  const auto dash = run("predict --model " + model + " --data " + good + " --out -");
+  CHECK(plain.code == 0);
+  CHECK(dash.code == 0);
+  CHECK(std::count(dash.out.begin(), dash.out.end(), '\n') == 4);
+  CHECK(dash.out == plain.out);
+  CHECK_FALSE(fs::exists("-"));
 }
 
 TEST_CASE("command: --checkpoint refuses a FIFO and writes through a link to its target") {

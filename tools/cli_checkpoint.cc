@@ -150,16 +150,18 @@ CLI::App* add_predict(CLI::App& app, PredictOptions& o) {
                   "IDX: labels file (default: beside the images by the standard name; without "
                   "one, no accuracy)")
       ->check(file_path());
-  cmd->add_option("--out", o.out, "write the predictions here instead of standard output")
+  cmd->add_option("--out", o.out,
+                  "write the predictions here instead of standard output (- : standard output)")
       ->check(file_path());
   cmd->footer("Exit codes: 0 success, 2 bad usage, bad data or a corrupt checkpoint.");
   return cmd;
 }
 
 int run_predict(const PredictOptions& o) {
-  check_writable(o.out);
+  const std::string out = o.out == "-" ? "" : o.out;  // "": standard output
+  check_writable(out);
   const NamedFile inputs[] = {{"--model", o.model}, {"--data", o.data}, {"--labels", o.labels}};
-  const NamedFile output[] = {{"--out", o.out}};
+  const NamedFile output[] = {{"--out", out}};
   check_outputs_apart(inputs, output);
   check_one_standard_input(inputs);
   const hogwild::Checkpoint model = hogwild::load_checkpoint(o.model);
@@ -222,11 +224,11 @@ int run_predict(const PredictOptions& o) {
     text += p.scores.empty() ? fmt::format("{}\n", p.values[i])
                              : fmt::format("{} {}\n", p.values[i], p.scores[i]);
   }
-  if (o.out.empty()) {
+  if (out.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   } else {
-    write_text(o.out, text);
+    write_text(out, text);
   }
   std::string summary =
       fmt::format("{} predictions with the {} model of epoch {}", rows, model.model, model.epoch);

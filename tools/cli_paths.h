@@ -22,6 +22,21 @@ inline CLI::Validator file_path() {
       "PATH", "file path");
 }
 
+/// CLI11 check of an option that names a file to write: besides an empty value, "-" is refused,
+/// which names standard input for the inputs and would otherwise create a file called "-".
+inline CLI::Validator output_path() {
+  return CLI::Validator(
+      [](const std::string& value) {
+        if (value == "-") {
+          return std::string(
+              "expected a file to write, found '-' (which names standard input; ./- is a file "
+              "called -)");
+        }
+        return file_path()(value);
+      },
+      "PATH", "output path");
+}
+
 /// How an output file is written.
 enum class Written {
   kInPlace,  ///< opened and truncated (reports, predictions): a device or a FIFO may take it

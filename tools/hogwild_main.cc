@@ -109,8 +109,8 @@ void add_gen(CLI::App& gen, GenOptions<Config>& o, const char* name, const char*
   add(cmd, "--seed", o.config.seed, "random seed (same seed, same files)");
   cmd->add_option("--out", o.out, "training file to write")
       ->required()
-      ->check(hogwild_cli::file_path());
-  cmd->add_option("--test-out", o.test_out, test_out_help)->check(hogwild_cli::file_path());
+      ->check(hogwild_cli::output_path());
+  cmd->add_option("--test-out", o.test_out, test_out_help)->check(hogwild_cli::output_path());
 }
 
 void add_gen_sparse(CLI::App& gen, GenSparseOptions& o) {

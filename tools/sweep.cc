@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "cli_checkpoint.h"
+#include "cli_paths.h"
 #include "hogwild/error.h"
 #include "train_options.h"
 
@@ -477,7 +478,7 @@ CLI::App* add_sweep(CLI::App& app, SweepOptions& o) {
       "its arguments beside it in NAME.args, plus results.csv with a row per run. Failed runs "
       "are recorded and the sweep goes on; re-running skips runs whose report was made with "
       "the same arguments.");
-  cmd->add_option("--out", o.out, "output directory")->required();
+  cmd->add_option("--out", o.out, "output directory")->required()->check(output_path());
   cmd->add_option("--grid", o.grid,
                   "KEY=V1,V2,...: a train option (without dashes) and its values; repeat for more "
                   "keys (the grid is their product)");

@@ -42,7 +42,11 @@ CLI::Option* to(CLI::App& cmd, A& a, const TrainOption& self) {
           },
           "", "non-negative"));
     }
-    if (self.flags & kPath) option->check(file_path());
+    if (self.flags & kOutput) {
+      option->check(output_path());
+    } else if (self.flags & kPath) {
+      option->check(file_path());
+    }
     if (self.flags & kModelDefault) return option->default_str("model's");
     return option->capture_default_str();
   }
@@ -465,9 +469,9 @@ const TrainOption kTable[] = {
   {"--evals-per-epoch", "evals_per_epoch", kFree, "training-loss evaluations per epoch for the "
    "loss-against-time curve (evaluation time is excluded from training time)",
    cfg<&TC::evals_per_epoch>},
-  {"--json", "", kReportPath | kPath, "write the full report (config, dataset, epochs) as JSON",
+  {"--json", "", kReportPath | kOutput, "write the full report (config, dataset, epochs) as JSON",
    arg<&A::json>},
-  {"--csv", "", kReportPath | kPath, "write one row per epoch as CSV (for plotting)", arg<&A::csv>},
+  {"--csv", "", kReportPath | kOutput, "write one row per epoch as CSV (for plotting)", arg<&A::csv>},
   {"--sync", "", kFree, "across processes started by mpirun (mpirun -np N hogwild train ...; "
    "each trains its part of every epoch with its threads, rank 0 prints and writes the files): "
    "rma (one-sided: every --sync-every samples a process adds what it changed to the shared "
@@ -493,7 +497,7 @@ const TrainOption kTable[] = {
   {"--compare-serial", "", 0, "also train with --policy serial on one thread and print the "
    "speed-up", arg<&A::compare_serial>},
   {"--quiet", "", 0, "print only the summary, not the per-epoch table", arg<&A::quiet>},
-  {"--checkpoint", "", kPath, "save the model after every epoch to FILE (parameters, optimiser "
+  {"--checkpoint", "", kOutput, "save the model after every epoch to FILE (parameters, optimiser "
    "state, epoch, config; written atomically with a checksum); on SIGINT/SIGTERM the run stops, "
    "FILE keeps the last completed epoch and the command exits 130", arg<&A::checkpoint>},
   {"--resume", "", kPath, "continue from a checkpoint written by --checkpoint with the same options "

@@ -71,6 +71,7 @@ enum OptionFlag : unsigned {
   kReportPath = 16,    ///< a report file, which `hogwild sweep` names itself
   kModelDefault = 32,  ///< its default depends on the model: --help says so, not a number
   kPath = 64,          ///< names a file: an empty value is refused, not read as "none"
+  kOutput = 128,       ///< names a file to write: "-" is refused too (kPath implied)
 };
 
 /// One option of `hogwild train`. Its default is the initial value of the field it binds.
