@@ -155,6 +155,18 @@ TEST_CASE(
   CHECK(narrow.out.find("renumbers") == std::string::npos);
 }
 
+TEST_CASE("info on far more features than nonzeros counts them from the nonzeros") {
+  // Index 2^32 - 1 in a three-line file: per-feature counts would take 17 GB.
+  std::ofstream(path("sparse_wide.svm")) << "1 3:2 1000000:1\n-1 3:1 77:0.5\n1 4294967295:3\n";
+  const auto info = run("info " + path("sparse_wide.svm"));
+  INFO(info.err);
+  REQUIRE(info.code == 0);
+  CHECK(info.out.find("features:        4294967295\n") != std::string::npos);
+  CHECK(info.out.find("held:            4 of the 4294967295 features") != std::string::npos);
+  // Squares by feature: 3 holds 4 + 1, 77 0.25, 1000000 1, 4294967295 9: 9 / 15.25.
+  CHECK(info.out.find("one feature holds 59.02% of the squared values") != std::string::npos);
+}
+
 TEST_CASE("a constant feature merges as the workers' mean change, and the replicas line says so") {
   generate();
   // Every row gains feature 2001 = 1 (an intercept's constant feature): half the squared values.

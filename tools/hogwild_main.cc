@@ -14,6 +14,7 @@
 #include <iostream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -194,6 +195,42 @@ int run_gen_ctr(const GenCtrOptions& o) {
 
 // ---- info -------------------------------------------------------------------------------
 
+// How many features some row holds, and the largest share of the squared values one holds.
+struct HeldFeatures {
+  std::size_t held = 0;
+  double heaviest = 0;
+};
+
+// Per-feature arrays cost 4 to 8 bytes a feature up to the largest index, which a two-line file
+// can make 2^32 - 1 (17 GB of counts); over many more features than nonzeros the nonzeros,
+// sorted by feature, give the same figures in memory of the data's size.
+HeldFeatures held_features(const hogwild::Dataset& data) {
+  HeldFeatures f;
+  if (data.num_features <= 4 * data.nnz()) {
+    const std::vector<std::uint32_t> counts = hogwild::feature_counts(data);
+    f.heaviest = hogwild::heaviest_feature_share(data, counts);
+    f.held = static_cast<std::size_t>(
+        std::count_if(counts.begin(), counts.end(), [](std::uint32_t c) { return c > 0; }));
+    return f;
+  }
+  std::vector<std::pair<std::uint32_t, double>> squares(data.nnz());
+  for (std::size_t k = 0; k < data.nnz(); ++k) {
+    squares[k] = {data.indices[k], double{data.values[k]} * data.values[k]};
+  }
+  std::sort(squares.begin(), squares.end());
+  double total = 0;
+  for (std::size_t k = 0; k < squares.size();) {
+    double sum = 0;
+    const std::uint32_t feature = squares[k].first;
+    for (; k < squares.size() && squares[k].first == feature; ++k) sum += squares[k].second;
+    ++f.held;
+    total += sum;
+    f.heaviest = std::max(f.heaviest, sum);
+  }
+  f.heaviest = total > 0 ? f.heaviest / total : 0;
+  return f;
+}
+
 int run_info(const std::string& path) {
   const auto data = hogwild::read_libsvm(path);
   const auto s = hogwild::describe(data);
@@ -204,16 +241,13 @@ int run_info(const std::string& path) {
              s.mean_nnz_per_row, s.max_nnz_per_row,
              s.features ? s.mean_nnz_per_row / static_cast<double>(s.features) : 0.0);
   fmt::print("indices:         {}\n", s.zero_based ? "0-based (an index 0 appears)" : "1-based");
-  const std::vector<std::uint32_t> counts = hogwild::feature_counts(data);
-  const double heaviest = hogwild::heaviest_feature_share(data, counts);
+  const auto [held, heaviest] = held_features(data);
   fmt::print("heaviest:        one feature holds {:.2f}% of the squared values{}\n", 100 * heaviest,
              heaviest > hogwild::TrainConfig::kMeanMergeMinShare
                  ? fmt::format(" (over {:g}%: replica merges add the workers' mean change of "
                                "its weight)",
                                100 * hogwild::TrainConfig::kMeanMergeMinShare)
                  : "");
-  const auto held = static_cast<std::size_t>(
-      std::count_if(counts.begin(), counts.end(), [](std::uint32_t c) { return c > 0; }));
   const bool renumbered = s.features > hogwild::TrainConfig::kFrequencyOrderMinFeatures;
   fmt::print("held:            {} of the {} features appear in some row{}\n", held, s.features,
              renumbered ? fmt::format(" (over {}: a linear run renumbers them by frequency, "
