@@ -257,6 +257,33 @@ TEST_CASE("command: predict --out - writes standard output, as without --out") {
   CHECK_FALSE(fs::exists("-"));
 }
 
+TEST_CASE("command: predict takes LIBSVM rows without labels, not a file that mixes them") {
+  if (!fs::exists(cli())) {
+    MESSAGE("the hogwild command is not built (HOGWILD_BUILD_TOOLS=OFF); skipped");
+    return;
+  }
+  const std::string good = write("nolabels.svm", "1 1:1 2:0.5\n-1 2:1 3:1\n1 1:2\n-1 3:2\n");
+  const std::string model = (work_dir() / "nolabels.ckpt").string();
+  REQUIRE(run("train --quiet --epochs 2 --train " + good + " --checkpoint " + model).code == 0);
+  // The same rows, their labels left out, between a comment and a blank line.
+  const std::string bare = write("bare.svm", "# new examples\n1:1 2:0.5\n\n2:1 3:1\n1:2\n3:2\n");
+  const auto labelled = run("predict --model " + model + " --data " + good);
+  const auto unlabelled = run("predict --model " + model + " --data " + bare);
+  INFO(unlabelled.err);
+  REQUIRE(unlabelled.code == 0);
+  CHECK(unlabelled.out == labelled.out);
+  CHECK(labelled.err.find("accuracy") != std::string::npos);
+  CHECK(unlabelled.err.find("accuracy") == std::string::npos);
+  const std::string mixed = write("mixed.svm", "# new examples\n1:1 2:0.5\n\n1 2:1 3:1\n");
+  check_refused("predict --model " + model + " --data " + mixed,
+                mixed +
+                    ":4: expected features only, as on line 2 (a file without labels), "
+                    "found the label '1'");
+  const std::string labels_first = write("mixed2.svm", "1 1:1\n2:1 3:1\n");
+  check_refused("predict --model " + model + " --data " + labels_first,
+                labels_first + ":2: expected a label before the features, found '2:1'");
+}
+
 TEST_CASE("command: --checkpoint refuses a FIFO and writes through a link to its target") {
   if (!fs::exists(cli())) {
     MESSAGE("the hogwild command is not built (HOGWILD_BUILD_TOOLS=OFF); skipped");

@@ -1,8 +1,7 @@
 #pragma once
 
-// Checkpoints, interruption and prediction on the command line: `hogwild train --checkpoint
-// FILE` / `--resume FILE`, SIGINT/SIGTERM handling (exit 130 after a clean stop), and
-// `hogwild predict`.
+// Checkpoints and interruption on the command line: `hogwild train --checkpoint FILE` /
+// `--resume FILE` and SIGINT/SIGTERM handling (exit 130 after a clean stop).
 
 #include <CLI/CLI.hpp>
 #include <atomic>
@@ -45,19 +44,5 @@ void report_interrupted(const StopOnSignal& stop, bool peers, int last_epoch, in
 /// (hogwild::check_resumes, the options the table marks free on resume excepted). Throws
 /// InputError("PATH: expected ..., found ...") naming what differs.
 hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected);
-
-/// Options of `hogwild predict`.
-struct PredictOptions {
-  std::string model;   ///< --model: a checkpoint file
-  std::string data;    ///< --data: examples in the format the model trained on
-  std::string labels;  ///< --labels: IDX labels file (default: found beside the images)
-  std::string out;     ///< --out: predictions file (default: standard output)
-};
-
-/// Adds `hogwild predict` to the application.
-CLI::App* add_predict(CLI::App& app, PredictOptions& options);
-
-/// Runs `hogwild predict`; returns the exit code.
-int run_predict(const PredictOptions& options);
 
 }  // namespace hogwild_cli

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli_checkpoint.h"
+#include "cli_predict.h"
 #include "cli_train.h"
 #include "hogwild/hogwild.h"
 #include "sweep.h"

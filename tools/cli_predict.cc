@@ -1,0 +1,189 @@
+#include "cli_predict.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <sstream>
+#include <string_view>
+#include <utility>
+
+#include "cli_paths.h"
+#include "hogwild/checkpoint.h"
+#include "hogwild/error.h"
+#include "hogwild/idx.h"
+#include "hogwild/input.h"
+#include "hogwild/libsvm.h"
+#include "hogwild/predict.h"
+#include "hogwild/ratings.h"
+
+namespace hogwild_cli {
+namespace {
+
+// A model's predictions on a file and its number of examples.
+struct Predicted {
+  hogwild::Predictions predictions;
+  std::size_t rows = 0;
+};
+
+// Is the line blank or a comment (the readers skip those)?
+bool skipped_line(std::string_view line) {
+  for (const char c : line) {
+    if (c == '#') return true;
+    if (c != ' ' && c != '\t' && c != '\r') return false;
+  }
+  return true;
+}
+
+// The line's first whitespace-separated token.
+std::string_view first_token(std::string_view line) {
+  const auto begin = line.find_first_not_of(" \t");
+  if (begin == std::string_view::npos) return {};
+  const auto end = line.find_first_of(" \t\r", begin);
+  return line.substr(begin, end == std::string_view::npos ? line.size() - begin : end - begin);
+}
+
+// IDX images with their labels (given, or found beside them) or without.
+Predicted predict_idx(const hogwild::Checkpoint& model, const PredictOptions& o) {
+  std::optional<std::filesystem::path> labels;
+  if (!o.labels.empty()) labels = o.labels;
+  if (!labels) labels = hogwild::find_idx_labels(o.data);
+  if (labels) {
+    const auto data = hogwild::read_idx(o.data, *labels);
+    return {hogwild::predict(model, data, true), data.rows()};
+  }
+  auto images = hogwild::read_idx_array(o.data);
+  if (images.shape.size() < 2 || images.shape[0] == 0) {
+    throw hogwild::InputError(fmt::format(
+        "{}: expected images with at least 2 dimensions and one image, found {} dimensions", o.data,
+        images.shape.size()));
+  }
+  hogwild::DenseDataset data;
+  data.source = o.data;
+  data.cols = images.data.size() / images.shape[0];
+  data.bytes = std::move(images.data);
+  data.labels.assign(images.shape[0], 0);
+  return {hogwild::predict(model, data, false), data.rows()};
+}
+
+// `user item` lines have no rating to compare with; `user item rating` lines do.
+Predicted predict_ratings(const hogwild::Checkpoint& model, const PredictOptions& o) {
+  std::string text = hogwild::read_text(o.data), line, with_ratings;
+  std::optional<bool> pairs;  // from the first line that holds an example
+  for (std::istringstream lines(text); std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const bool skipped = skipped_line(line);
+    if (!skipped && !pairs) {
+      std::string fields = line, field;
+      std::replace(fields.begin(), fields.end(), ',', ' ');
+      std::size_t count = 0;
+      for (std::istringstream split(fields); split >> field;) ++count;
+      pairs = count == 2;
+    }
+    with_ratings += line + (skipped ? "\n" : " 0\n");
+  }
+  if (pairs.value_or(false)) text = std::move(with_ratings);
+  const auto data = hogwild::parse_ratings(text, o.data);
+  return {hogwild::predict(model, data, !pairs.value_or(false)), data.size()};
+}
+
+// LIBSVM rows with labels, or rows of features alone (`1:0.5 7:1`, the examples a user has
+// no label for), the file's first example deciding which; a file without labels must hold
+// none. The features-only rows are read with a label of 0, which nothing compares with.
+Predicted predict_libsvm(const hogwild::Checkpoint& model, const PredictOptions& o) {
+  const hogwild::LibsvmReadOptions options{
+      .index_base = model.zero_based ? hogwild::IndexBase::kZero : hogwild::IndexBase::kOne};
+  std::string text = hogwild::read_text(o.data), line, with_labels;
+  std::optional<bool> unlabelled;  // from the first line that holds an example
+  std::size_t first = 0, number = 0;
+  for (std::istringstream lines(text); std::getline(lines, line);) {
+    ++number;
+    if (skipped_line(line)) {
+      with_labels += line + "\n";  // the line numbers stay the file's
+      continue;
+    }
+    const bool features_only = first_token(line).find(':') != std::string_view::npos;
+    if (!unlabelled) {
+      unlabelled = features_only;
+      first = number;
+    }
+    if (!*unlabelled) break;  // a labelled file: parsed as it is
+    if (!features_only) {
+      throw hogwild::InputError(fmt::format(
+          "{}:{}: expected features only, as on line {} (a file without labels), found the "
+          "label '{}'",
+          o.data, number, first, first_token(line)));
+    }
+    with_labels += "0 " + line + "\n";
+  }
+  if (unlabelled.value_or(false)) text = std::move(with_labels);
+  const auto data = hogwild::parse_libsvm(text, o.data, options);
+  return {hogwild::predict(model, data, !unlabelled.value_or(false)), data.rows()};
+}
+
+}  // namespace
+
+CLI::App* add_predict(CLI::App& app, PredictOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "predict",
+      "Predict with a model saved by `hogwild train --checkpoint`: one line per example (binary "
+      "models: the label and the probability of the positive label (logistic) or the margin "
+      "(hinge); squared: the value; softmax/mlp: the class label; mf: the rating of each `user "
+      "item` line); with labels in the data, the loss and accuracy (or RMSE) go to stderr. "
+      "LIBSVM rows may come without labels (`1:0.5 7:1`), ratings as `user item` pairs and IDX "
+      "images without a labels file.");
+  cmd->add_option("--model", o.model, "checkpoint file written by --checkpoint")
+      ->required()
+      ->check(file_path());
+  cmd->add_option("--data", o.data,
+                  "examples in the format the model trained on: LIBSVM, with or without labels "
+                  "(features beyond the model's dimension are ignored), IDX images, or `user "
+                  "item [rating]` lines")
+      ->required()
+      ->check(file_path());
+  cmd->add_option("--labels", o.labels,
+                  "IDX: labels file (default: beside the images by the standard name; without "
+                  "one, no accuracy)")
+      ->check(file_path());
+  cmd->add_option("--out", o.out,
+                  "write the predictions here instead of standard output (- : standard output)")
+      ->check(file_path());
+  cmd->footer("Exit codes: 0 success, 2 bad usage, bad data or a corrupt checkpoint.");
+  return cmd;
+}
+
+int run_predict(const PredictOptions& o) {
+  const std::string out = o.out == "-" ? "" : o.out;  // "": standard output
+  check_writable(out);
+  const NamedFile inputs[] = {{"--model", o.model}, {"--data", o.data}, {"--labels", o.labels}};
+  const NamedFile output[] = {{"--out", out}};
+  check_outputs_apart(inputs, output);
+  check_one_standard_input(inputs);
+  const hogwild::Checkpoint model = hogwild::load_checkpoint(o.model);
+  const auto [p, rows] = model.format == "idx"       ? predict_idx(model, o)
+                         : model.format == "ratings" ? predict_ratings(model, o)
+                                                     : predict_libsvm(model, o);
+  std::string text;
+  text.reserve(rows * 12);
+  for (std::size_t i = 0; i < p.values.size(); ++i) {
+    text += p.scores.empty() ? fmt::format("{}\n", p.values[i])
+                             : fmt::format("{} {}\n", p.values[i], p.scores[i]);
+  }
+  if (out.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    write_text(out, text);
+  }
+  std::string summary =
+      fmt::format("{} predictions with the {} model of epoch {}", rows, model.model, model.epoch);
+  if (p.loss) summary += fmt::format(", loss {:.6f}", *p.loss);
+  if (p.accuracy) summary += fmt::format(", accuracy {:.2f}%", 100 * *p.accuracy);
+  if (p.rmse) summary += fmt::format(", rmse {:.5f}", *p.rmse);
+  fmt::print(stderr, "{}\n", summary);
+  return 0;
+}
+
+}  // namespace hogwild_cli
