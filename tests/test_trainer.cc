@@ -3,6 +3,7 @@
 #include <atomic>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <tuple>
 
 #include "engine/workers.h"
 #include "hogwild/error.h"
@@ -155,6 +156,38 @@ TEST_CASE("a diverging run stops with the epoch and a hint, never NaN results") 
       CHECK(r.epochs[1].epoch == 1);
       CHECK(!(r.epochs[1].train.loss <= c.divergence_factor * r.epochs[0].train.loss));
       CHECK(r.curve.size() == 2);
+      CHECK(nlohmann::json::parse(to_json(r))["stopped"] == "diverged");
+    }
+  }
+}
+
+TEST_CASE("a minibatch whose loss is not finite ends the run with the epochs before it") {
+  const auto p = problem();
+  Dataset scaled = p.train;
+  for (auto& v : scaled.values) v *= 100.0f;
+  TrainConfig c;
+  c.model = hogwild::SoftmaxModel{};  // the model kernel checks each minibatch's loss
+  c.schedule = hogwild::ScheduleSpec::parse("fixed:8");
+  c.optimizer.step = 1e38;  // the weights overflow within the first epoch
+  c.epochs = 3;
+  for (const auto& [policy, threads, simulate] :
+       {std::tuple{Policy::kSerial, 1, 0}, {Policy::kRacy, 2, 0}, {Policy::kRacy, 1, 3}}) {
+    CAPTURE(threads);
+    CAPTURE(simulate);
+    c.policy = policy;
+    c.threads = threads;
+    c.simulate = simulate;
+    try {
+      (void)hogwild::train(c, scaled, nullptr);
+      FAIL("the run did not diverge");
+    } catch (const DivergenceError& e) {
+      INFO(std::string(e.what()));
+      CHECK(std::string(e.what()).find("epoch 1: minibatch loss became") != std::string::npos);
+      REQUIRE(e.report() != nullptr);
+      const hogwild::Report& r = *e.report();
+      CHECK(r.stopped == hogwild::StopReason::kDiverged);
+      REQUIRE(r.epochs.size() == 1);  // the initial model: the first epoch never ended
+      CHECK(std::isfinite(r.epochs[0].train.loss));
       CHECK(nlohmann::json::parse(to_json(r))["stopped"] == "diverged");
     }
   }

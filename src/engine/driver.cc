@@ -182,8 +182,9 @@ class Driver {
       }
       // All of the data on every process: the epoch splits across every process's workers.
       const Exchange* slicing = part_ ? nullptr : hooks_.exchange;
-      if (!run_epoch(epoch, EpochPlan(config_, order, slicing ? slicing->rank() : 0,
-                                      slicing ? slicing->ranks() : 1))) {
+      const EpochPlan plan(config_, order, slicing ? slicing->rank() : 0,
+                           slicing ? slicing->ranks() : 1);
+      if (!run_epoch_or_diverge(epoch, plan)) {
         // The unfinished epoch is not recorded: the last completed one is what a checkpoint
         // holds and what a resumed run continues from.
         result_.interrupted = true;
@@ -303,6 +304,19 @@ class Driver {
   bool segment_stops() {
     const bool stop = stop_requested();
     return hooks_.exchange != nullptr ? hooks_.exchange->end_segment(stop) : stop;
+  }
+
+  // run_epoch, where a kernel that finds a minibatch's loss not finite ends the run as a
+  // diverged epoch does, its report holding the epochs before it. Across processes the others
+  // would wait for this one at their next merge: the error ends the process, as before.
+  bool run_epoch_or_diverge(int epoch, const EpochPlan& plan) {
+    try {
+      return run_epoch(epoch, plan);
+    } catch (const DivergenceError& e) {
+      if (e.report() != nullptr || hooks_.exchange != nullptr) throw;
+      result_.divergence = e.what();
+      return true;
+    }
   }
 
   // Trains one epoch in --evals-per-epoch segments; false when the stop flag cut it short.
