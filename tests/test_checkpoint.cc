@@ -1,14 +1,17 @@
 // Checkpoints: the on-disk format (round trip, corruption, truncation, wrong magic or version),
 // the atomic write, resuming both trainers to the same bit-exact result as an uninterrupted
-// serial run, stopping a run on request (a worker waiting out an injected pause included), and
-// predicting with a saved model against the trainer's own evaluation.
+// serial run, stopping a run on request (a worker waiting out an injected pause included),
+// predicting with a saved model against the trainer's own evaluation, and the fingerprint of the
+// training data that resuming compares.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -18,6 +21,7 @@
 #include "hogwild/checkpoint.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
+#include "hogwild/libsvm.h"
 #include "hogwild/predict.h"
 #include "hogwild/report.h"
 #include "hogwild/trainer.h"
@@ -748,4 +752,180 @@ TEST_CASE("an intercept model's checkpoint records it and predict appends the co
   CHECK(rejection(serialize_checkpoint(softmax))
             .find("expected an intercept only in a linear "
                   "model") != std::string::npos);
+}
+
+namespace {
+
+// CRC-32 (the IEEE polynomial, reflected, as zlib computes it) bit by bit: a reference that
+// shares no code with the library's.
+std::uint32_t crc32_bitwise(const std::string& bytes) {
+  std::uint32_t crc = 0xffffffffu;
+  for (const char ch : bytes) {
+    crc ^= static_cast<unsigned char>(ch);
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+template <class T>
+void append_bytes(std::string& out, const T& value) {
+  char raw[sizeof(T)];
+  std::memcpy(raw, &value, sizeof(T));
+  out.append(raw, sizeof(T));
+}
+
+}  // namespace
+
+TEST_CASE("the training data's fingerprint: a CRC-32 of the examples, row after row") {
+  Dataset d;
+  const std::uint32_t i0[] = {0, 3};
+  const float v0[] = {0.5f, -2};
+  const std::uint32_t i1[] = {1};
+  const float v1[] = {4};
+  d.append(i0, v0, 1);
+  d.append(i1, v1, -1);
+  std::string bytes;  // label, u64 count, indices, values: each row in turn
+  append_bytes(bytes, 1.0f);
+  append_bytes(bytes, std::uint64_t{2});
+  for (const auto i : i0) append_bytes(bytes, i);
+  for (const auto v : v0) append_bytes(bytes, v);
+  append_bytes(bytes, -1.0f);
+  append_bytes(bytes, std::uint64_t{1});
+  append_bytes(bytes, i1[0]);
+  append_bytes(bytes, v1[0]);
+  const DataFingerprint f = data_fingerprint(d);
+  CHECK(f.rows == 2);
+  CHECK(f.entries == 3);
+  CHECK(f.bytes == bytes.size());
+  CHECK(f.crc == crc32_bitwise(bytes));
+  CHECK(data_fingerprint(Dataset{}).crc == 0);  // no bytes: zlib's initial value
+
+  // One value, one label, one index, or a nonzero moved to the next row: another fingerprint.
+  Dataset value = d, label = d, index = d, moved = d;
+  value.values[2] = 4.0001f;
+  label.labels[0] = -1;
+  index.indices[1] = 2;
+  moved.row_offsets[1] = 1;
+  for (const Dataset* other : {&value, &label, &index, &moved}) {
+    CHECK(data_fingerprint(*other) != f);
+  }
+  CHECK(data_fingerprint(moved).entries == f.entries);
+
+  DenseDataset images;
+  images.cols = 3;
+  images.bytes = {0, 255, 7, 1, 2, 3};
+  images.labels = {4, 9};
+  const DataFingerprint fi = data_fingerprint(images);
+  CHECK(fi.rows == 2);
+  CHECK(fi.entries == 6);
+  std::string dense;
+  append_bytes(dense, std::int32_t{4});
+  dense += std::string("\x00\xff\x07", 3);
+  append_bytes(dense, std::int32_t{9});
+  dense += std::string("\x01\x02\x03", 3);
+  CHECK(fi.crc == crc32_bitwise(dense));
+  DenseDataset pixel = images, image_label = images;
+  pixel.bytes[4] = 200;
+  image_label.labels[1] = 8;
+  CHECK(data_fingerprint(pixel) != fi);
+  CHECK(data_fingerprint(image_label) != fi);
+  DenseDataset floats;  // the same numbers stored as floats are another dataset's bytes
+  floats.cols = 3;
+  floats.features = {0, 1, 7.0f / 255, 1.0f / 255, 2.0f / 255, 3.0f / 255};
+  floats.labels = images.labels;
+  CHECK(data_fingerprint(floats).crc != fi.crc);
+
+  Ratings r;
+  r.append(0, 1, 4.5f);
+  r.append(2, 0, 3);
+  const DataFingerprint fr = data_fingerprint(r);
+  CHECK(fr.rows == 2);
+  CHECK(fr.entries == 2);
+  std::string triples;
+  for (std::size_t k = 0; k < r.size(); ++k) {
+    append_bytes(triples, r.users[k]);
+    append_bytes(triples, r.items[k]);
+    append_bytes(triples, r.values[k]);
+  }
+  CHECK(fr.crc == crc32_bitwise(triples));
+  Ratings user = r, item = r, rating = r;
+  user.users[1] = 1;
+  item.items[0] = 2;
+  rating.values[0] = 4;
+  for (const Ratings* other : {&user, &item, &rating}) CHECK(data_fingerprint(*other) != fr);
+}
+
+TEST_CASE("a file's fingerprint: equal when loaded twice, and its parts combine to it") {
+  const auto problem = sparse_problem();
+  const auto dir = scratch_dir("fingerprint");
+  const fs::path file = dir / "train.svm";
+  write_libsvm(problem.train, file);
+  const Dataset first = read_libsvm(file, {.threads = 1});
+  const Dataset again = read_libsvm(file, {.threads = 2});
+  const DataFingerprint whole = data_fingerprint(first);
+  CHECK(whole.rows == problem.train.rows());
+  CHECK(whole.entries == problem.train.nnz());
+  CHECK(data_fingerprint(again) == whole);
+  // What processes that each read a part agree on (Processes::whole_fingerprint): the parts'
+  // fingerprints in order combine to the whole file's, at any number of parts.
+  for (const int parts : {2, 3, 7}) {
+    DataFingerprint combined = data_fingerprint(read_libsvm_part(file, {0, parts}));
+    for (int p = 1; p < parts; ++p) {
+      combined =
+          combine_fingerprints(combined, data_fingerprint(read_libsvm_part(file, {p, parts})));
+    }
+    CHECK(combined == whole);
+  }
+  // The same rows in another order are other data (a shuffled copy of the file).
+  Dataset shuffled = first;
+  shuffle_rows(shuffled, 5);
+  CHECK(data_fingerprint(shuffled) != whole);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("resuming compares the training data's fingerprint where both sides record it") {
+  const auto problem = sparse_problem();
+  TrainConfig config;
+  config.policy = Policy::kSerial;
+  config.epochs = 1;
+  Checkpoint run = checkpoint_for(config, problem.train);
+  CHECK(!run.training_data);  // checkpoint_for, which every train() call uses, leaves it out
+  run.training_data = data_fingerprint(problem.train);
+  Callbacks callbacks;
+  callbacks.on_epoch_state = [&](const TrainState& state) { record_state(run, state); };
+  hogwild::train(config, problem.train, nullptr, callbacks);
+  const Checkpoint saved = parse_checkpoint(serialize_checkpoint(run), "c.ckpt");
+  REQUIRE(saved.training_data);
+  CHECK(*saved.training_data == *run.training_data);
+
+  Checkpoint expected = checkpoint_for(config, problem.train);
+  expected.training_data = data_fingerprint(problem.train);
+  CHECK_NOTHROW(check_resumes(saved, expected, "c.ckpt"));
+  // Data of the same shape with one value changed.
+  Dataset other = problem.train;
+  other.values[other.nnz() / 2] += 1;
+  expected.training_data = data_fingerprint(other);
+  const auto message = [&](const DataFingerprint& f) {
+    return fmt::format("{} rows, {} nonzeros, CRC-32 {:08x}", f.rows, f.entries, f.crc);
+  };
+  CHECK_THROWS_WITH_AS(
+      check_resumes(saved, expected, "c.ckpt", {.data_name = "other.svm"}),
+      fmt::format("c.ckpt: expected the training data the checkpoint was written on ({}), found "
+                  "{} in other.svm",
+                  message(*saved.training_data), message(*expected.training_data))
+          .c_str(),
+      InputError);
+
+  // A checkpoint without the fingerprint (written before it was recorded, or by a caller that
+  // does not compute it) resumes unchecked, and its file reads as before: no key at all.
+  Checkpoint old = run;
+  old.training_data.reset();
+  const std::string old_bytes = serialize_checkpoint(old);
+  CHECK(old_bytes.find("training_data") == std::string::npos);
+  const Checkpoint old_loaded = parse_checkpoint(old_bytes, "old.ckpt");
+  CHECK(!old_loaded.training_data);
+  CHECK_NOTHROW(check_resumes(old_loaded, expected, "old.ckpt"));
+  const TrainState state = resume_state(old_loaded);
+  config.epochs = 2;
+  CHECK(hogwild::train(config, problem.train, nullptr, {}, &state).resumed_from == 1);
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,21 @@
 #include "hogwild/trainer.h"
 
 namespace hogwild {
+
+/// What tells one training set from another of the same shape: its size and a CRC-32 of its
+/// contents as the library holds them after loading, so that `--resume` refuses a checkpoint
+/// written on other data. The CRC runs over the examples one after another (sparse: the label,
+/// the u64 count of nonzeros, the indices, the values; dense: the label and the pixels;
+/// ratings: user, item, value), in the machine's byte order; consecutive parts of a file thus
+/// combine to the whole file's fingerprint (combine_fingerprints).
+struct DataFingerprint {
+  std::uint64_t rows = 0;     ///< examples: rows, images or ratings
+  std::uint64_t entries = 0;  ///< stored nonzeros, pixels (rows x columns) or ratings
+  std::uint64_t bytes = 0;    ///< bytes the CRC covers (what combining two parts needs)
+  std::uint32_t crc = 0;      ///< zlib's CRC-32 of those bytes
+  /// Equal fields: the same data, but for a CRC collision (one chance in 2^32).
+  friend bool operator==(const DataFingerprint&, const DataFingerprint&) = default;
+};
 
 /// A trained model between two epochs: its parameters, the optimiser's state, how far the run
 /// got, and what is needed to continue it (`hogwild train --resume`) or to predict with it
@@ -45,8 +61,12 @@ struct Checkpoint {
   double elapsed = 0;                         ///< training seconds up to `epoch`
   std::uint64_t samples = 0;                  ///< samples processed up to `epoch`
   std::vector<std::uint64_t> worker_updates;  ///< updates of each worker (Adam counts them)
-  PlateauState plateau;        ///< --step-schedule plateau: the step's factor and the loss watched
-  std::vector<float> weights;  ///< the parameters, in the model's layout
+  PlateauState plateau;  ///< --step-schedule plateau: the step's factor and the loss watched
+  /// The training data the run began on (data_fingerprint), compared on resume; absent from
+  /// checkpoints written before it was recorded and from those of callers that do not compute
+  /// it (a pass over the data), which then resume unchecked.
+  std::optional<DataFingerprint> training_data;
+  std::vector<float> weights;                       ///< the parameters, in the model's layout
   std::vector<std::vector<float>> optimizer_state;  ///< the optimiser's buffers (0, 1 or 2)
 };
 
@@ -62,6 +82,19 @@ Checkpoint checkpoint_for(const TrainConfig& config, const DenseDataset& train,
 /// The same for ratings (factorisation): users and items of both sets, the training mean.
 Checkpoint checkpoint_for(const TrainConfig& config, const Ratings& train,
                           const Ratings* test = nullptr);
+
+/// The fingerprint of sparse training data as loaded (before a validation split or a shuffle of
+/// its storage): one pass over its arrays. Only what writes or resumes a checkpoint needs it,
+/// so checkpoint_for leaves it out; `hogwild train --checkpoint/--resume` stores it in
+/// Checkpoint::training_data.
+DataFingerprint data_fingerprint(const Dataset& data);
+/// The same for dense data (IDX images: the labels and the pixels as stored, bytes or floats).
+DataFingerprint data_fingerprint(const DenseDataset& data);
+/// The same for ratings (the triples).
+DataFingerprint data_fingerprint(const Ratings& data);
+/// The fingerprint of `first`'s examples followed by `then`'s (zlib's crc32_combine): what
+/// processes that each read a consecutive part of one file agree on, the whole file's.
+DataFingerprint combine_fingerprints(const DataFingerprint& first, const DataFingerprint& then);
 
 /// Version of the on-disk format that save_checkpoint writes and load_checkpoint reads.
 inline constexpr std::uint32_t kCheckpointVersion = 1;
@@ -96,11 +129,14 @@ struct ResumeRules {
   std::function<bool(std::string_view key)> free_key;
   /// How a configuration key reads in a message (say its command-line option); unset: the key.
   std::function<std::string(std::string_view key)> name_of_key;
+  /// The training data's name in messages (its path); empty: none is given.
+  std::string data_name;
 };
 
 /// Checks that `found` (read from `name`) continues the run that `expected` describes: the
 /// same model, data format and shape, label values, training mean and configuration, key by
-/// key, but for the keys `rules` frees. Throws InputError("NAME: expected ..., found ...")
+/// key, but for the keys `rules` frees, and the same training data (Checkpoint::training_data)
+/// where both record it. Throws InputError("NAME: expected ..., found ...")
 /// naming the first difference.
 void check_resumes(const Checkpoint& found, const Checkpoint& expected, std::string_view name,
                    const ResumeRules& rules = {});

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <array>
 #include <bit>
 #include <cerrno>
 #include <cmath>
@@ -97,6 +98,48 @@ class Reader {
   std::size_t pos_ = 0;
 };
 
+// zlib's CRC-32 of a stream of fields. Short ones (a label, a count, a row of 75 nonzeros) are
+// gathered in a buffer, so that the fingerprint costs about one crc32_z call per 64 KiB and
+// not one per field: rows of a few nonzeros would otherwise spend their time in the calls.
+class CrcStream {
+ public:
+  template <class T>
+  void put(const T& value) {
+    add(&value, sizeof value);
+  }
+  template <class T>
+  void put_all(std::span<const T> values) {
+    add(values.data(), values.size_bytes());
+  }
+  DataFingerprint done(std::uint64_t rows, std::uint64_t entries) {
+    flush();
+    return {
+        .rows = rows, .entries = entries, .bytes = bytes_, .crc = static_cast<std::uint32_t>(crc_)};
+  }
+
+ private:
+  static constexpr std::size_t kCopied = 4096;  // longer fields go to crc32_z in place
+  void add(const void* data, std::size_t n) {
+    bytes_ += n;
+    if (n < kCopied) {
+      if (used_ + n > buffer_.size()) flush();
+      std::memcpy(buffer_.data() + used_, data, n);
+      used_ += n;
+      return;
+    }
+    flush();
+    crc_ = crc32_z(crc_, static_cast<const Bytef*>(data), n);
+  }
+  void flush() {
+    crc_ = crc32_z(crc_, buffer_.data(), used_);
+    used_ = 0;
+  }
+  std::array<Bytef, 1 << 16> buffer_;
+  std::size_t used_ = 0;
+  std::uint64_t bytes_ = 0;
+  uLong crc_ = crc32_z(0L, Z_NULL, 0);
+};
+
 std::size_t checked_mul(std::size_t a, std::size_t b) {
   if (a != 0 && b > std::numeric_limits<std::size_t>::max() / a) return 0;
   return a * b;
@@ -143,6 +186,50 @@ std::size_t checkpoint_parameters(const Checkpoint& c) {
   return 0;
 }
 
+DataFingerprint data_fingerprint(const Dataset& data) {
+  CrcStream crc;
+  for (std::size_t i = 0; i < data.rows(); ++i) {
+    const SparseRow row = data.row(i);
+    crc.put(data.labels[i]);
+    crc.put(static_cast<std::uint64_t>(row.indices.size()));
+    crc.put_all(row.indices);
+    crc.put_all(row.values);
+  }
+  return crc.done(data.rows(), data.nnz());
+}
+
+DataFingerprint data_fingerprint(const DenseDataset& data) {
+  CrcStream crc;
+  const std::size_t cols = data.cols;
+  for (std::size_t i = 0; i < data.rows(); ++i) {
+    crc.put(data.labels[i]);
+    if (data.stored_as_bytes()) {
+      crc.put_all(std::span(data.bytes).subspan(i * cols, cols));
+    } else {
+      crc.put_all(std::span(data.features).subspan(i * cols, cols));
+    }
+  }
+  return crc.done(data.rows(), static_cast<std::uint64_t>(data.rows()) * cols);
+}
+
+DataFingerprint data_fingerprint(const Ratings& data) {
+  CrcStream crc;
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    crc.put(data.users[i]);
+    crc.put(data.items[i]);
+    crc.put(data.values[i]);
+  }
+  return crc.done(data.size(), data.size());
+}
+
+DataFingerprint combine_fingerprints(const DataFingerprint& first, const DataFingerprint& then) {
+  return {.rows = first.rows + then.rows,
+          .entries = first.entries + then.entries,
+          .bytes = first.bytes + then.bytes,
+          .crc = static_cast<std::uint32_t>(
+              crc32_combine(first.crc, then.crc, static_cast<z_off_t>(then.bytes)))};
+}
+
 std::string serialize_checkpoint(const Checkpoint& c) {
   nlohmann::ordered_json meta{
       {"model", c.model},       {"format", c.format},   {"epoch", c.epoch},
@@ -155,6 +242,12 @@ std::string serialize_checkpoint(const Checkpoint& c) {
   if (c.plateau.scale != 1 || c.plateau.wait != 0 || c.plateau.best != 0) {
     meta["plateau"] = {
         {"scale", c.plateau.scale}, {"best", c.plateau.best}, {"wait", c.plateau.wait}};
+  }
+  if (const auto& data = c.training_data) {  // absent: unchecked on resume, as before it
+    meta["training_data"] = {{"rows", data->rows},
+                             {"entries", data->entries},
+                             {"bytes", data->bytes},
+                             {"crc32", data->crc}};
   }
   meta["config"] =
       c.config.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(c.config);
@@ -274,6 +367,12 @@ void parse_metadata(std::string_view meta_text, std::string_view name, Checkpoin
     if (const auto plateau = meta.find("plateau"); plateau != meta.end()) {
       c.plateau = {plateau->at("scale").get<double>(), plateau->at("best").get<double>(),
                    integer_at<int>(*plateau, "wait")};
+    }
+    if (const auto data = meta.find("training_data"); data != meta.end()) {
+      c.training_data = DataFingerprint{.rows = integer_at<std::uint64_t>(*data, "rows"),
+                                        .entries = integer_at<std::uint64_t>(*data, "entries"),
+                                        .bytes = integer_at<std::uint64_t>(*data, "bytes"),
+                                        .crc = integer_at<std::uint32_t>(*data, "crc32")};
     }
     const auto& config = meta.at("config");
     if (!config.is_object()) throw std::invalid_argument("config is not an object");

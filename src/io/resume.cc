@@ -62,6 +62,15 @@ void check_shape(const Checkpoint& found, const Checkpoint& expected, const auto
   }
 }
 
+// How a fingerprint reads in a message, in the words of the data's format.
+std::string described(const DataFingerprint& data, std::string_view format) {
+  const std::string counts =
+      format == "idx"       ? fmt::format("{} images, {} pixels", data.rows, data.entries)
+      : format == "ratings" ? fmt::format("{} ratings", data.rows)
+                            : fmt::format("{} rows, {} nonzeros", data.rows, data.entries);
+  return fmt::format("{}, CRC-32 {:08x}", counts, data.crc);
+}
+
 }  // namespace
 
 void check_resumes(const Checkpoint& found, const Checkpoint& expected, std::string_view name,
@@ -93,6 +102,15 @@ void check_resumes(const Checkpoint& found, const Checkpoint& expected, std::str
       fail(fmt::format("no {} (not an option of this run), found {} in the checkpoint", named(key),
                        shown(value)));
     }
+  }
+  // Last: an option that differs names the cause better than the data it changes would. A
+  // checkpoint without a fingerprint (older, or written without one) resumes unchecked.
+  if (found.training_data && expected.training_data &&
+      *found.training_data != *expected.training_data) {
+    fail(fmt::format("the training data the checkpoint was written on ({}), found {}{}",
+                     described(*found.training_data, found.format),
+                     described(*expected.training_data, expected.format),
+                     rules.data_name.empty() ? "" : " in " + rules.data_name));
   }
 }
 
