@@ -1,8 +1,9 @@
 // The command with checkpoints: SIGINT during `hogwild train --checkpoint` exits 130 with a
 // valid checkpoint and a partial report (during an injected pause as well), `--resume` finishes
-// with the uninterrupted serial run's weights, corrupt and mismatched checkpoints exit 2, and
-// `hogwild predict`.
+// with the uninterrupted serial run's weights, corrupt and mismatched checkpoints exit 2 (other
+// training data of the same shape too), and `hogwild predict`.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -350,4 +351,49 @@ TEST_CASE("resume: options free on resume may change, any other names its option
   CHECK(checkpoint_file_error(softmax + " --step-schedule-scale 3 --epochs 2 --resume " + model)
             .find(model + ": expected --step-schedule-scale 3.0 as in this run, found 2.0 "
                           "in the checkpoint") != std::string::npos);
+}
+
+TEST_CASE("resume on other training data of the same shape exits 2 before training") {
+  generate();
+  // B: the training file with one value changed, the same rows, dimension and labels.
+  std::string text = slurp(path("train.svm"));
+  const auto nonzeros = static_cast<std::uint64_t>(std::count(text.begin(), text.end(), ':'));
+  const auto colon = text.find(':', text.find('\n', text.size() / 2));
+  REQUIRE(colon != std::string::npos);
+  const auto end = text.find_first_of(" \n", colon);
+  REQUIRE(text.substr(colon + 1, end - colon - 1) != "0.123");
+  text.replace(colon + 1, end - colon - 1, "0.123");
+  const std::string other = path("other.svm");
+  std::ofstream(other, std::ios::binary) << text;
+  const std::string options = " --policy serial --quiet --format libsvm";
+  const std::string ck = path("data_a.ckpt");
+  REQUIRE(
+      run("train --train " + path("train.svm") + options + " --epochs 1 --checkpoint " + ck).code ==
+      0);
+  const auto stored = hogwild::load_checkpoint(ck).training_data;
+  REQUIRE(stored);
+  CHECK(stored->rows == 20000);
+  CHECK(stored->entries == nonzeros);
+  const std::string json = path("data_b.json");
+  const auto refused = run("train --train " + other + options + " --epochs 2 --json " + json +
+                           " --checkpoint " + ck + " --resume " + ck);
+  CHECK(refused.code == 2);
+  CHECK(std::count(refused.err.begin(), refused.err.end(), '\n') == 1);
+  const std::string crc = fmt::format("{:08x}", stored->crc);
+  const std::string counts = fmt::format("20000 rows, {} nonzeros, CRC-32 ", nonzeros);
+  CHECK(refused.err.find(ck + ": expected the training data the checkpoint was written on (" +
+                         counts + crc + "), found " + counts) != std::string::npos);
+  CHECK(refused.err.find(" in " + other + "\n") != std::string::npos);
+  CHECK(refused.err.find("CRC-32 " + crc + " in ") == std::string::npos);
+  CHECK(refused.out.empty());  // before training: not even the data line
+  CHECK(!fs::exists(json));
+  CHECK(hogwild::load_checkpoint(ck).epoch == 1);  // the checkpoint is left as it was
+  // On the data it was written on, it resumes, and the checkpoint it writes keeps the data's.
+  const auto resumed = run("train --train " + path("train.svm") + options +
+                           " --epochs 2 --checkpoint " + ck + " --resume " + ck);
+  INFO(resumed.err);
+  CHECK(resumed.code == 0);
+  const auto after = hogwild::load_checkpoint(ck);
+  CHECK(after.epoch == 2);
+  CHECK(after.training_data == stored);
 }

@@ -106,10 +106,12 @@ void report_interrupted(const StopOnSignal& stop, bool peers, int last_epoch, in
   fmt::print(stderr, "hogwild: interrupted by {} after epoch {}{}\n", cause, last_epoch, saved);
 }
 
-hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected) {
+hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected,
+                                    const std::string& data) {
   hogwild::Checkpoint found = hogwild::load_checkpoint(path);
-  hogwild::check_resumes(found, expected, path,
-                         {.free_key = free_on_resume, .name_of_key = option_of_key});
+  hogwild::check_resumes(
+      found, expected, path,
+      {.free_key = free_on_resume, .name_of_key = option_of_key, .data_name = data});
   return found;
 }
 

@@ -41,8 +41,10 @@ void report_interrupted(const StopOnSignal& stop, bool peers, int last_epoch, in
                         const std::string& checkpoint);
 
 /// Loads the --resume checkpoint and checks that it continues the run `expected` describes
-/// (hogwild::check_resumes, the options the table marks free on resume excepted). Throws
-/// InputError("PATH: expected ..., found ...") naming what differs.
-hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected);
+/// (hogwild::check_resumes, the options the table marks free on resume excepted), on the
+/// training data named `data` in messages. Throws InputError("PATH: expected ..., found ...")
+/// naming what differs.
+hogwild::Checkpoint load_for_resume(const std::string& path, const hogwild::Checkpoint& expected,
+                                    const std::string& data);
 
 }  // namespace hogwild_cli

@@ -234,6 +234,32 @@ hogwild::Dataset Processes::read_training_part(const std::filesystem::path& path
   return part;
 }
 
+hogwild::DataFingerprint Processes::whole_fingerprint(const hogwild::Dataset& part) const {
+  const hogwild::DataFingerprint mine = hogwild::data_fingerprint(part);
+#ifdef HOGWILD_HAS_MPI
+  if (mpi_ && ranks_ > 1) {
+    // The parts are consecutive lines of the file, rank after rank.
+    const unsigned long long fields[4] = {mine.rows, mine.entries, mine.bytes, mine.crc};
+    std::vector<unsigned long long> all(4 * static_cast<std::size_t>(ranks_));
+    MPI_Allgather(fields, 4, MPI_UNSIGNED_LONG_LONG, all.data(), 4, MPI_UNSIGNED_LONG_LONG,
+                  MPI_COMM_WORLD);
+    hogwild::DataFingerprint whole{.rows = all[0],
+                                   .entries = all[1],
+                                   .bytes = all[2],
+                                   .crc = static_cast<std::uint32_t>(all[3])};
+    for (std::size_t r = 1; r < static_cast<std::size_t>(ranks_); ++r) {
+      whole =
+          hogwild::combine_fingerprints(whole, {.rows = all[4 * r],
+                                                .entries = all[4 * r + 1],
+                                                .bytes = all[4 * r + 2],
+                                                .crc = static_cast<std::uint32_t>(all[4 * r + 3])});
+    }
+    return whole;
+  }
+#endif
+  return mine;
+}
+
 bool Processes::prints_failure() {
 #ifdef HOGWILD_HAS_MPI
   if (mpi_ && !agreed_) return session()->first_failure(true) == rank_;

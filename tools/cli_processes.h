@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "exit_codes.h"
+#include "hogwild/checkpoint.h"
 #include "hogwild/exchange.h"
 #include "hogwild/libsvm.h"
 #include "train_options.h"
@@ -65,6 +66,10 @@ class Processes {
   /// hold. Collective; an error any process met stops all of them (PeerFailed elsewhere).
   hogwild::Dataset read_training_part(const std::filesystem::path& path,
                                       const hogwild::LibsvmReadOptions& options, bool classifier);
+  /// Collective, after read_training_part: the whole file's fingerprint (what a checkpoint
+  /// records), the same on every process and on any process count: each process's part's,
+  /// combined in rank order (hogwild::combine_fingerprints).
+  hogwild::DataFingerprint whole_fingerprint(const hogwild::Dataset& part) const;
   /// After read_training_part: examples of the whole file.
   std::size_t whole_rows() const { return whole_rows_; }
   /// After read_training_part: nonzeros of the whole file.

@@ -342,7 +342,8 @@ int train_and_report(const TrainArgs& a, Processes& processes, const StopOnSigna
   std::optional<hogwild::Checkpoint> resumed;
   hogwild::TrainState resume_from;
   if (!a.resume.empty()) {
-    resumed = load_for_resume(a.resume, plan.checkpoint);
+    resumed =
+        load_for_resume(a.resume, plan.checkpoint, train.source.empty() ? a.train : train.source);
     resume_from = hogwild::resume_state(*resumed);
   }
   // Every process has its data and options: an error any of them met stops them all here.
@@ -447,12 +448,15 @@ std::string describe(Plan& p, const hogwild::Ratings& train, const hogwild::Rati
                      train.num_items, test ? fmt::format("; test: {} ratings", test->size()) : "");
 }
 
+// `fingerprint`: the training data's, where a checkpoint is written or resumed.
 template <class Data>
 int train_on(const TrainArgs& a, Processes& processes, const StopOnSignal& stop, const Data& train,
-             const std::optional<Data>& test) {
+             const std::optional<Data>& test,
+             const std::optional<hogwild::DataFingerprint>& fingerprint) {
   const auto& config = a.config;
   Plan plan;
   plan.checkpoint = hogwild::checkpoint_for(config, train, test ? &*test : nullptr);
+  plan.checkpoint.training_data = fingerprint;
   plan.copies = model_sized_arrays(config, hogwild::checkpoint_parameters(plan.checkpoint));
   plan.header = describe(plan, train, test ? &*test : nullptr, processes);
   // Before the run allocates its model-sized arrays.
@@ -493,6 +497,14 @@ int train_with(TrainArgs& a, Processes& processes) {
                         static_cast<std::size_t>(a.config.threads));
   }
   processes.connect(a);
+  // A checkpoint written or resumed records the training data as loaded (a pass over it),
+  // before the storage is shuffled. Every process asks, since a file read in parts needs every
+  // part, where rank 0 alone writes.
+  const bool fingerprinted = !a.checkpoint.empty() || !a.resume.empty();
+  std::optional<hogwild::DataFingerprint> fingerprint;
+  const auto record = [&](const auto& train) {
+    if (fingerprinted) fingerprint = hogwild::data_fingerprint(train);
+  };
   // Rank 0 alone writes the reports and checkpoints.
   if (!processes.root()) a.json = a.csv = a.checkpoint = "";
   check_outputs(a);
@@ -511,15 +523,17 @@ int train_with(TrainArgs& a, Processes& processes) {
       train.truncate(a.limit);
       if (test) test->truncate(a.limit);
     }
+    record(train);
     order(train);
-    return train_on(a, processes, stop, train, test);
+    return train_on(a, processes, stop, train, test, fingerprint);
   }
   if (a.format == "ratings") {
     auto train = hogwild::read_ratings(a.train);
     std::optional<hogwild::Ratings> test;
     if (!a.test.empty()) test = hogwild::read_ratings(a.test);
+    record(train);
     order(train);
-    return train_on(a, processes, stop, train, test);
+    return train_on(a, processes, stop, train, test, fingerprint);
   }
   const auto* linear = std::get_if<hogwild::LinearModel>(&a.config.model);
   const bool binary = linear && hogwild::is_classifier(linear->loss);
@@ -534,8 +548,13 @@ int train_with(TrainArgs& a, Processes& processes) {
         a.test,
         {.index_base = train.zero_based ? hogwild::IndexBase::kZero : hogwild::IndexBase::kOne});
   }
+  if (fingerprinted && processes.exchange() != nullptr) {
+    fingerprint = processes.whole_fingerprint(train);
+  } else {
+    record(train);
+  }
   order(train);
-  return train_on(a, processes, stop, train, test);
+  return train_on(a, processes, stop, train, test, fingerprint);
 }
 
 // An error of a run started by mpirun: before training, every process stops with exit `code`
