@@ -501,8 +501,9 @@ const TrainOption kTable[] = {
    "state, epoch, config; written atomically with a checksum); on SIGINT/SIGTERM the run stops, "
    "FILE keeps the last completed epoch and the command exits 130", arg<&A::checkpoint>},
   {"--resume", "", kPath, "continue from a checkpoint written by --checkpoint with the same options "
-   "and data (--epochs is the total, counting the epochs already done; --threads may differ); a "
-   "corrupt or mismatched checkpoint exits 2", arg<&A::resume>},
+   "and training data (a CRC-32 of its rows is compared; --epochs is the total, counting the "
+   "epochs already done; --threads may differ); a corrupt or mismatched checkpoint exits 2",
+   arg<&A::resume>},
   {"--max-parameters", "", 0, "refuse a model with more parameters than this before allocating "
    "it (a huge feature index, user or item id asks for one weight per index); models larger than "
    "the machine's memory are refused too", arg<&A::max_parameters>},
