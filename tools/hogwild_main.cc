@@ -329,7 +329,9 @@ int main(int argc, char** argv) {
   add_gen_sparse(*gen, gen_sparse);
   hogwild_cli::TrainArgs train;
   hogwild_cli::add_train(app, train)
-      ->footer(std::string("The step is multiplied by --decay after each epoch. ") + kExitCodes);
+      ->footer(std::string("An option the run does not use (--momentum with --optimizer sgd, "
+                           "--max-batch without time windows) is refused, naming what it needs. ") +
+               kExitCodes);
   GenRatingsOptions gen_ratings;
   add_gen_ratings(*gen, gen_ratings);
   GenCtrOptions gen_ctr;
