@@ -512,7 +512,6 @@ TEST_CASE("command: an option the run does not use is refused, naming what it ne
       {"--batch 2 --max-batch 2",
        "--max-batch: expected only with --schedule time:W (the windows it closes), found "
        "--schedule fixed:2"},
-      {"--limit 2", "--limit: expected only with --format idx, found --format libsvm"},
       {"--train-labels " + good, "--train-labels: expected only with --format idx"},
       {"--test-labels " + good, "--test-labels: expected only with --format idx"},
       {"--epochs 1 --zero-based no", ""},

@@ -155,6 +155,37 @@ TEST_CASE(
   CHECK(narrow.out.find("renumbers") == std::string::npos);
 }
 
+TEST_CASE("--limit trains on the first N examples of LIBSVM and ratings files, test files too") {
+  std::ofstream(path("limit.svm")) << "1 1:1 2:0.5\n-1 2:1 3:1\n1 1:2\n-1 3:2 9:1\n";
+  std::ofstream(path("limit.txt")) << "0 0 4\n1 2 3\n2 1 5\n3 3 1\n";
+  struct Case {
+    std::string args;
+    std::size_t rows;  // the examples the report counts
+  };
+  const std::string svm = "train --quiet --epochs 1 --train " + path("limit.svm");
+  const std::string ratings = "train --quiet --epochs 1 --format ratings --train " +
+                              path("limit.txt") + " --test " + path("limit.txt");
+  for (const auto& c : {Case{svm + " --limit 2", 2}, Case{svm + " --limit 9", 4},
+                        Case{svm + " --limit 0", 4}, Case{ratings + " --limit 3", 3}}) {
+    CAPTURE(c.args);
+    const auto r = run(c.args + " --json " + path("limit.json"));
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto report = nlohmann::json::parse(slurp(path("limit.json")));
+    CHECK(report["samples"] == c.rows);  // one epoch: every kept example once
+  }
+  // The first two rows are those trained: the same model as a file of those two rows.
+  std::ofstream(path("first2.svm")) << "1 1:1 2:0.5\n-1 2:1 3:1\n";
+  REQUIRE(run(svm + " --limit 2 --policy serial --json " + path("limit2.json")).code == 0);
+  REQUIRE(run("train --quiet --epochs 1 --policy serial --train " + path("first2.svm") +
+              " --json " + path("first2.json"))
+              .code == 0);
+  const auto limited = nlohmann::json::parse(slurp(path("limit2.json")));
+  const auto first2 = nlohmann::json::parse(slurp(path("first2.json")));
+  CHECK(limited["final"]["train_loss"] == first2["final"]["train_loss"]);
+  CHECK(limited["dataset"]["features"] == 9);  // the dimension stays the file's
+}
+
 TEST_CASE("info on far more features than nonzeros counts them from the nonzeros") {
   // Index 2^32 - 1 in a three-line file: per-feature counts would take 17 GB.
   std::ofstream(path("sparse_wide.svm")) << "1 3:2 1000000:1\n-1 3:1 77:0.5\n1 4294967295:3\n";

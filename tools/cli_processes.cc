@@ -81,6 +81,12 @@ void Processes::connect(const TrainArgs& args) {
         "bf16 with {} processes started by mpirun",
         ranks_));
   }
+  if (args.limit > 0 && args.format == "libsvm") {
+    throw hogwild::InputError(fmt::format(
+        "--limit: expected a single process for LIBSVM data (each of the {} processes started "
+        "by mpirun reads its own part of the file), found --limit {}",
+        ranks_, args.limit));
+  }
   exchange_ = hogwild::make_mpi_exchange(*session(), hogwild::parse_sync_mode(args.sync),
                                          args.sync_every, args.sync_bound);
 #else

@@ -515,14 +515,18 @@ int train_with(TrainArgs& a, Processes& processes) {
   const auto order = [&](auto& train) {
     if (a.config.block_rows > 0) hogwild::shuffle_rows(train, a.config.seed);
   };
+  // --limit: the first N examples of each file (Processes::connect refuses it where processes
+  // read parts of a LIBSVM file).
+  const auto limit = [&](auto& train, auto& test) {
+    if (a.limit == 0) return;
+    train.truncate(a.limit);
+    if (test) test->truncate(a.limit);
+  };
   if (a.format == "idx") {
     auto train = hogwild::read_idx(a.train, a.train_labels);
     std::optional<hogwild::DenseDataset> test;
     if (!a.test.empty()) test = hogwild::read_idx(a.test, a.test_labels);
-    if (a.limit > 0) {
-      train.truncate(a.limit);
-      if (test) test->truncate(a.limit);
-    }
+    limit(train, test);
     record(train);
     order(train);
     return train_on(a, processes, stop, train, test, fingerprint);
@@ -531,6 +535,7 @@ int train_with(TrainArgs& a, Processes& processes) {
     auto train = hogwild::read_ratings(a.train);
     std::optional<hogwild::Ratings> test;
     if (!a.test.empty()) test = hogwild::read_ratings(a.test);
+    limit(train, test);
     record(train);
     order(train);
     return train_on(a, processes, stop, train, test, fingerprint);
@@ -548,6 +553,7 @@ int train_with(TrainArgs& a, Processes& processes) {
         a.test,
         {.index_base = train.zero_based ? hogwild::IndexBase::kZero : hogwild::IndexBase::kOne});
   }
+  limit(train, test);
   if (fingerprinted && processes.exchange() != nullptr) {
     fingerprint = processes.whole_fingerprint(train);
   } else {

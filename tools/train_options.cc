@@ -513,8 +513,8 @@ const TrainOption kTable[] = {
    "by the standard name)", arg<&A::train_labels>, nullptr, with_idx},
   {"--test-labels", "", kModels | kPath, "idx: test labels file (default: beside the test images)",
    arg<&A::test_labels>, nullptr, with_idx_test},
-  {"--limit", "", kModels, "idx: use only the first N training and test images (0 = all)",
-   arg<&A::limit>, nullptr, with_idx},
+  {"--limit", "", kModels, "use only the first N training and test examples (images, rows or "
+   "ratings; the dimension stays the file's; LIBSVM in one process only) (0 = all)", arg<&A::limit>},
   {"--hidden", "hidden", kModels, "mlp: hidden layer widths, comma-separated (e.g. 256,128)",
    arg<&A::hidden>, [](A& a, TC& c) {
      if (auto* mlp = shape_of<hogwild::MlpModel>(a, c, "--hidden", "mlp")) {

@@ -38,6 +38,14 @@ struct Dataset {
   /// Appends one example; indices must be sorted and 0-based.
   void append(std::span<const std::uint32_t> row_indices, std::span<const float> row_values,
               float label);
+  /// Keeps the first `n` examples (a subset for quick runs); the dimension stays the file's.
+  void truncate(std::size_t n) {
+    if (n >= rows()) return;
+    labels.resize(n);
+    row_offsets.resize(n + 1);
+    indices.resize(row_offsets[n]);
+    values.resize(row_offsets[n]);
+  }
 };
 
 /// Summary statistics of a dataset, as `hogwild info` prints them.

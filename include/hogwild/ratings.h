@@ -24,6 +24,13 @@ struct Ratings {
   std::size_t size() const { return values.size(); }
   /// Appends one rating, growing num_users/num_items as needed.
   void append(std::uint32_t user, std::uint32_t item, float value);
+  /// Keeps the first `n` ratings (a subset for quick runs); num_users and num_items stay.
+  void truncate(std::size_t n) {
+    if (n >= size()) return;
+    users.resize(n);
+    items.resize(n);
+    values.resize(n);
+  }
 };
 
 /// Rewrites the ratings' storage in a random order drawn from `seed`, as shuffle_rows does for

@@ -132,6 +132,8 @@ case $case_name in
       --sync gossip
     expect_once "--weights: expected f32 across processes" -np 2 "${run[@]}" --train small.svm \
       --weights bf16
+    expect_once "--limit: expected a single process for LIBSVM data" -np 2 "${run[@]}" \
+      --train small.svm --limit 10
     # Copies of the data that differ between nodes.
     "$hogwild" gen sparse --rows 200 --features 900 --nnz-per-row 5 --seed 4 --out other.svm \
       2>/dev/null
