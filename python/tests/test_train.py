@@ -153,6 +153,8 @@ def test_csr_arrays_the_float32_rows_cannot_hold_raise_value_error():
     (dict(hidden=[8]), "--hidden: expected only with --model mlp"),
     (dict(json="r.json"), "json: expected one of the options of hogwild train"),
     (dict(learning_rate=0.1), "learning_rate: expected one of the options of hogwild train"),
+    (dict(model="softmax", momentum=0.5),
+     "--momentum: expected only with --optimizer momentum or nesterov, found --optimizer sgd"),
 ])
 def test_bad_options_raise_value_error_with_the_command_lines_message(options, message):
     X, y = np.eye(4, dtype=np.float32), np.array([0, 1, 0, 1])
