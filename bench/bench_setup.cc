@@ -22,6 +22,8 @@
 //   describe_rows              the data set's summary (describe: its label counts among it)
 //   binary_labels              the two label values of a binary linear model (label_values),
 //                              as a run and its checkpoint find them
+//   fingerprint                the training data's fingerprint (data_fingerprint: a CRC-32 of
+//                              every row), which a run that writes or resumes a checkpoint takes
 // and on 1M CTR-like rows (generate_ctr's defaults: 26 one-hot fields hashed into 2^22
 // features), what a run of 2 threads with --replicate auto does before it trains on them:
 //   wide_counts                the features' counts (feature_counts)
@@ -50,6 +52,7 @@
 #include "engine/hot_rows.h"
 #include "engine/linear_evaluation.h"
 #include "engine/packed_rows.h"
+#include "hogwild/checkpoint.h"
 #include "hogwild/ctr_generator.h"
 #include "hogwild/dataset.h"
 #include "hogwild/detail/huge_pages.h"
@@ -212,6 +215,18 @@ void binary_labels(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.rows()));
 }
 BENCHMARK(binary_labels)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void fingerprint(benchmark::State& state) {
+  const auto& data = rcv1_like();
+  std::uint64_t bytes = 0;
+  for (auto _ : state) {
+    const hogwild::DataFingerprint f = hogwild::data_fingerprint(data);
+    bytes = f.bytes;
+    benchmark::DoNotOptimize(f.crc);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
+}
+BENCHMARK(fingerprint)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // A write to each 4 KiB page of v's storage from oneTBB's threads: every page a fault.
 void write_each_page(std::vector<std::uint32_t>& v, std::size_t n) {
