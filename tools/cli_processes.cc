@@ -83,9 +83,9 @@ void Processes::connect(const TrainArgs& args) {
   }
   if (args.limit > 0 && args.format == "libsvm") {
     throw hogwild::InputError(fmt::format(
-        "--limit: expected a single process for LIBSVM data (each of the {} processes started "
-        "by mpirun reads its own part of the file), found --limit {}",
-        ranks_, args.limit));
+        "--limit: expected a single process for LIBSVM data (processes started by mpirun each "
+        "read their own part of the file), found --limit {} with {} started by mpirun",
+        args.limit, ranks_ == 1 ? "one process" : fmt::format("{} processes", ranks_)));
   }
   exchange_ = hogwild::make_mpi_exchange(*session(), hogwild::parse_sync_mode(args.sync),
                                          args.sync_every, args.sync_bound);
@@ -244,6 +244,9 @@ hogwild::DataFingerprint Processes::whole_fingerprint(const hogwild::Dataset& pa
   const hogwild::DataFingerprint mine = hogwild::data_fingerprint(part);
 #ifdef HOGWILD_HAS_MPI
   if (mpi_ && ranks_ > 1) {
+    // A process that failed since the parts were read (its --test file, say) is in
+    // first_failure's collective, not in this one.
+    if (session()->first_failure(false) >= 0) throw PeerFailed();
     // The parts are consecutive lines of the file, rank after rank.
     const unsigned long long fields[4] = {mine.rows, mine.entries, mine.bytes, mine.crc};
     std::vector<unsigned long long> all(4 * static_cast<std::size_t>(ranks_));

@@ -120,6 +120,10 @@ case $case_name in
     # The file is missing on rank 1 alone (mpirun's MPMD form gives each rank its command).
     expect_once "missing.svm: cannot open" -np 1 "${run[@]}" --train small.svm : \
       -np 1 "${run[@]}" --train missing.svm
+    # The same after the parts are read, where a checkpoint's fingerprint is gathered: rank 1's
+    # test file is missing.
+    expect_once "missing.svm: cannot open" -np 1 "${run[@]}" --train small.svm --test small.svm \
+      --checkpoint c.bin : -np 1 "${run[@]}" --train small.svm --test missing.svm --checkpoint c.bin
     # Each process reads its own part of the file: the last process alone meets the bad last
     # line, and names it as a line of the whole file.
     { cat small.svm && echo '1 3:x'; } >bad_end.svm
@@ -236,6 +240,11 @@ r['dataset']['labels'], r['samples']"
     [[ $(json resumed.json "r['final']['epoch']") == $((epoch + 2)) ]] ||
       fail "the resumed run did not end at epoch $((epoch + 2))"
     echo "resumed from epoch $epoch on 3 processes"
+    # The same rows with one label flipped are other data: refused before training.
+    sed '1s/^1 /-1 /;t;1s/^-1 /1 /' small.svm >other.svm
+    expect_once "ck.bin: expected the training data the checkpoint was written on" -np 2 \
+      "$hogwild" train --train other.svm --threads 1 --seed 5 --epochs $((epoch + 2)) \
+      --resume ck.bin --quiet
     ;;
   *)
     fail "unknown case"
