@@ -89,38 +89,83 @@ Predicted predict_ratings(const hogwild::Checkpoint& model, const PredictOptions
   return {hogwild::predict(model, data, !pairs.value_or(false)), data.size()};
 }
 
+// Calls fn(line number, line) for each line of `text` (a final line without its newline too).
+template <class Fn>
+void each_line(std::string_view text, Fn&& fn) {
+  std::size_t number = 0;
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    if (!fn(++number, text.substr(0, end))) return;
+    if (end == std::string_view::npos) return;
+    text.remove_prefix(end + 1);
+  }
+}
+
+// Whether an example's line holds features alone, `1:0.5 7:1`, no label before them.
+bool features_only(std::string_view line) {
+  return first_token(line).find(':') != std::string_view::npos;
+}
+
+// Whether the first example of LIBSVM text (its first line not blank or a comment) has no label.
+bool unlabelled(std::string_view text) {
+  bool features = false;
+  each_line(text, [&](std::size_t, std::string_view line) {
+    if (skipped_line(line)) return true;
+    features = features_only(line);
+    return false;
+  });
+  return features;
+}
+
+// LIBSVM text of features alone with a label of 0 before each example, which nothing compares
+// with, the lines kept where they were; a labelled example among them is refused.
+std::string with_zero_labels(std::string_view text, std::string_view name) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 16);
+  std::size_t first = 0;
+  each_line(text, [&](std::size_t number, std::string_view line) {
+    if (!skipped_line(line)) {
+      if (!features_only(line)) {
+        throw hogwild::InputError(fmt::format(
+            "{}:{}: expected features only, as on line {} (a file without labels), found the "
+            "label '{}'",
+            name, number, first, first_token(line)));
+      }
+      if (first == 0) first = number;
+      out += "0 ";
+    }
+    out += line;
+    out += '\n';
+    return true;
+  });
+  return out;
+}
+
 // LIBSVM rows with labels, or rows of features alone (`1:0.5 7:1`, the examples a user has
-// no label for), the file's first example deciding which; a file without labels must hold
-// none. The features-only rows are read with a label of 0, which nothing compares with.
+// no label for), the file's first example deciding which. A labelled file is read as training
+// reads it (mapped, not copied); one whose reading fails is read again as text when its first
+// example has no label.
 Predicted predict_libsvm(const hogwild::Checkpoint& model, const PredictOptions& o) {
   const hogwild::LibsvmReadOptions options{
       .index_base = model.zero_based ? hogwild::IndexBase::kZero : hogwild::IndexBase::kOne};
-  std::string text = hogwild::read_text(o.data), line, with_labels;
-  std::optional<bool> unlabelled;  // from the first line that holds an example
-  std::size_t first = 0, number = 0;
-  for (std::istringstream lines(text); std::getline(lines, line);) {
-    ++number;
-    if (skipped_line(line)) {
-      with_labels += line + "\n";  // the line numbers stay the file's
-      continue;
+  std::string text;
+  if (o.data == "-") {
+    text = hogwild::read_text(o.data);  // standard input can be read once only
+  } else {
+    try {
+      const auto data = hogwild::read_libsvm(o.data, options);
+      return {hogwild::predict(model, data, true), data.rows()};
+    } catch (const hogwild::InputError&) {
+      text = hogwild::read_text(o.data);
+      if (!unlabelled(text)) throw;
     }
-    const bool features_only = first_token(line).find(':') != std::string_view::npos;
-    if (!unlabelled) {
-      unlabelled = features_only;
-      first = number;
-    }
-    if (!*unlabelled) break;  // a labelled file: parsed as it is
-    if (!features_only) {
-      throw hogwild::InputError(fmt::format(
-          "{}:{}: expected features only, as on line {} (a file without labels), found the "
-          "label '{}'",
-          o.data, number, first, first_token(line)));
-    }
-    with_labels += "0 " + line + "\n";
   }
-  if (unlabelled.value_or(false)) text = std::move(with_labels);
-  const auto data = hogwild::parse_libsvm(text, o.data, options);
-  return {hogwild::predict(model, data, !unlabelled.value_or(false)), data.rows()};
+  if (!unlabelled(text)) {
+    const auto data = hogwild::parse_libsvm(text, o.data, options);
+    return {hogwild::predict(model, data, true), data.rows()};
+  }
+  const auto data = hogwild::parse_libsvm(with_zero_labels(text, o.data), o.data, options);
+  return {hogwild::predict(model, data, false), data.rows()};
 }
 
 }  // namespace
