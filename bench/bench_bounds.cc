@@ -13,8 +13,11 @@
 //   hogwild_bench_bounds --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
 
 #include <benchmark/benchmark.h>
+#ifdef __AVX2__
 #include <immintrin.h>
+#endif
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -147,7 +150,11 @@ float epoch(const Rows& r, std::vector<float>& w, std::vector<float>& kept) {
 template <Loop kLoop>
 void run(benchmark::State& state) {
   const Rows& r = rcv1();
-  std::vector<float> kept(1024);
+  std::size_t longest = 0;
+  for (std::size_t i = 0; i + 1 < r.offsets.size(); ++i) {
+    longest = std::max<std::size_t>(longest, r.offsets[i + 1] - r.offsets[i]);
+  }
+  std::vector<float> kept(longest);
   for (auto _ : state) {
     std::vector<float> w(r.features, 0.0f);
     for (int e = 0; e < kEpochs; ++e) benchmark::DoNotOptimize(epoch<kLoop>(r, w, kept));

@@ -279,6 +279,9 @@ TEST_CASE("command: predict takes LIBSVM rows without labels, not a file that mi
                 mixed +
                     ":4: expected features only, as on line 2 (a file without labels), "
                     "found the label '1'");
+  check_refused("predict --model " + model + " --data " + good + " --labels " + good,
+                "--labels: expected only with a model trained on IDX images, found a logistic "
+                "model trained on libsvm data (its labels are in --data)");
   const std::string labels_first = write("mixed2.svm", "1 1:1\n2:1 3:1\n");
   check_refused("predict --model " + model + " --data " + labels_first,
                 labels_first + ":2: expected a label before the features, found '2:1'");

@@ -207,6 +207,12 @@ int run_predict(const PredictOptions& o) {
   check_outputs_apart(inputs, output);
   check_one_standard_input(inputs);
   const hogwild::Checkpoint model = hogwild::load_checkpoint(o.model);
+  if (!o.labels.empty() && model.format != "idx") {
+    throw hogwild::InputError(
+        fmt::format("--labels: expected only with a model trained on IDX images, found a {} "
+                    "model trained on {} data (its labels are in --data)",
+                    model.model, model.format));
+  }
   const auto [p, rows] = model.format == "idx"       ? predict_idx(model, o)
                          : model.format == "ratings" ? predict_ratings(model, o)
                                                      : predict_libsvm(model, o);
