@@ -228,7 +228,8 @@ TEST_CASE("command: an output that is an input, another output or empty exits 2 
        "called -)"},
       {"train --train " + good + " --checkpoint -", "--checkpoint: expected a file to write"},
       {"gen sparse --rows 4 --out -", "--out: expected a file to write, found '-'"},
-      {"sweep --out - --grid threads=1 --train " + good, "--out: expected a file to write"},
+      {"sweep --out - --grid threads=1 --train " + good,
+       "--out: expected a directory to write, found '-'"},
       {"sweep --out " + dir + "/sweep --grid threads=1 --train " + good + " --target-accuracy 50",
        "--target-accuracy: expected a fraction in [0, 1] (0.9 for 90%), found '50'"},
   };

@@ -4,6 +4,8 @@
 // find at its end that its report cannot be written, nor overwrite its own input, and what it
 // printed must have reached standard output.
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <span>
 #include <string>
@@ -22,15 +24,17 @@ inline CLI::Validator file_path() {
       "PATH", "file path");
 }
 
-/// CLI11 check of an option that names a file to write: besides an empty value, "-" is refused,
-/// which names standard input for the inputs and would otherwise create a file called "-".
-inline CLI::Validator output_path() {
+/// CLI11 check of an option that names a file (or, as `kind` says, a directory) to write:
+/// besides an empty value, "-" is refused, which names standard input for the inputs and would
+/// otherwise create a file called "-".
+inline CLI::Validator output_path(std::string kind = "file") {
   return CLI::Validator(
-      [](const std::string& value) {
+      [kind](const std::string& value) {
         if (value == "-") {
-          return std::string(
-              "expected a file to write, found '-' (which names standard input; ./- is a file "
-              "called -)");
+          return fmt::format(
+              "expected a {0} to write, found '-' (which names standard input; ./- is a {0} "
+              "called -)",
+              kind);
         }
         return file_path()(value);
       },

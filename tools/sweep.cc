@@ -478,7 +478,7 @@ CLI::App* add_sweep(CLI::App& app, SweepOptions& o) {
       "its arguments beside it in NAME.args, plus results.csv with a row per run. Failed runs "
       "are recorded and the sweep goes on; re-running skips runs whose report was made with "
       "the same arguments.");
-  cmd->add_option("--out", o.out, "output directory")->required()->check(output_path());
+  cmd->add_option("--out", o.out, "output directory")->required()->check(output_path("directory"));
   cmd->add_option("--grid", o.grid,
                   "KEY=V1,V2,...: a train option (without dashes) and its values; repeat for more "
                   "keys (the grid is their product)");
