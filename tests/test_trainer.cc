@@ -3,7 +3,6 @@
 #include <atomic>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
-#include <tuple>
 
 #include "engine/workers.h"
 #include "hogwild/error.h"
@@ -170,13 +169,17 @@ TEST_CASE("a minibatch whose loss is not finite ends the run with the epochs bef
   c.schedule = hogwild::ScheduleSpec::parse("fixed:8");
   c.optimizer.step = 1e38;  // the weights overflow within the first epoch
   c.epochs = 3;
-  for (const auto& [policy, threads, simulate] :
-       {std::tuple{Policy::kSerial, 1, 0}, {Policy::kRacy, 2, 0}, {Policy::kRacy, 1, 3}}) {
-    CAPTURE(threads);
-    CAPTURE(simulate);
-    c.policy = policy;
-    c.threads = threads;
-    c.simulate = simulate;
+  struct Workers {
+    Policy policy;
+    int threads, simulate;
+  };
+  for (const Workers w : {Workers{Policy::kSerial, 1, 0}, Workers{Policy::kRacy, 2, 0},
+                          Workers{Policy::kRacy, 1, 3}}) {
+    CAPTURE(w.threads);
+    CAPTURE(w.simulate);
+    c.policy = w.policy;
+    c.threads = w.threads;
+    c.simulate = w.simulate;
     try {
       (void)hogwild::train(c, scaled, nullptr);
       FAIL("the run did not diverge");
