@@ -158,14 +158,14 @@ Predicted predict_libsvm(const hogwild::Checkpoint& model, const PredictOptions&
     } catch (const hogwild::InputError&) {
       text = hogwild::read_text(o.data);
       if (!unlabelled(text)) throw;
+      const auto data = hogwild::parse_libsvm(with_zero_labels(text, o.data), o.data, options);
+      return {hogwild::predict(model, data, false), data.rows()};
     }
   }
-  if (!unlabelled(text)) {
-    const auto data = hogwild::parse_libsvm(text, o.data, options);
-    return {hogwild::predict(model, data, true), data.rows()};
-  }
-  const auto data = hogwild::parse_libsvm(with_zero_labels(text, o.data), o.data, options);
-  return {hogwild::predict(model, data, false), data.rows()};
+  const bool labelled = !unlabelled(text);
+  const auto data =
+      hogwild::parse_libsvm(labelled ? text : with_zero_labels(text, o.data), o.data, options);
+  return {hogwild::predict(model, data, labelled), data.rows()};
 }
 
 }  // namespace
