@@ -42,13 +42,26 @@ inline std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
+/// Whether this build runs under AddressSanitizer or ThreadSanitizer, which reserve terabytes
+/// of address space for their shadow memory (a limit on it would stop them).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+inline constexpr bool kSanitized =
+    __has_feature(address_sanitizer) || __has_feature(thread_sanitizer);
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 /// Runs `hogwild ARGS` through the shell, its standard input read from `input` (none by
-/// default); captures its exit code and output.
-inline CliResult run(const std::string& args, const std::string& input = "/dev/null") {
+/// default), after the shell commands `before` (a `ulimit`, say); captures its exit code and
+/// output.
+inline CliResult run(const std::string& args, const std::string& input = "/dev/null",
+                     const std::string& before = "") {
   const auto out = work_dir() / "stdout.txt";
   const auto err = work_dir() / "stderr.txt";
-  const std::string command = std::string(HOGWILD_CLI) + " " + args + " >" + out.string() + " 2>" +
-                              err.string() + " <" + input;
+  const std::string command = before + std::string(HOGWILD_CLI) + " " + args + " >" + out.string() +
+                              " 2>" + err.string() + " <" + input;
   const int status = std::system(command.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }
