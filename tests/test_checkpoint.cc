@@ -45,6 +45,8 @@ Checkpoint sample_checkpoint() {
   c.elapsed = 0.25;
   c.samples = 1200;
   c.worker_updates = {75, 76};
+  c.worker_draws = {{1, 0xffffffffffffffffu, 3, 4, 5}, {6, 7, 8, 9, 0}};
+  c.virtual_ns = 123456789;
   for (std::size_t i = 0; i < 15; ++i) c.weights.push_back(0.125f * static_cast<float>(i) - 1);
   c.optimizer_state.push_back(std::vector<float>(15, 0.5f));
   c.optimizer_state.push_back(std::vector<float>(15, 1e-30f));
@@ -70,6 +72,8 @@ void check_same(const Checkpoint& a, const Checkpoint& b) {
   CHECK(a.elapsed == b.elapsed);
   CHECK(a.samples == b.samples);
   CHECK(a.worker_updates == b.worker_updates);
+  CHECK(a.worker_draws == b.worker_draws);
+  CHECK(a.virtual_ns == b.virtual_ns);
   CHECK(a.weights == b.weights);
   CHECK(a.optimizer_state == b.optimizer_state);
   CHECK(a.plateau.scale == b.plateau.scale);
@@ -164,6 +168,9 @@ TEST_CASE("checkpoint round trip keeps every field and every bit of the arrays")
     CHECK(rejection(serialize_checkpoint(mf)).find("c.ckpt: expected a plateau state") == 0);
   }
   mf.plateau = {};
+  mf.virtual_ns = -1;
+  CHECK(rejection(serialize_checkpoint(mf)).find("'virtual_ns' holding -1") != std::string::npos);
+  mf.virtual_ns = 0;
 
   const auto dir = scratch_dir("roundtrip");
   save_checkpoint(dir / "a.ckpt", c);
@@ -598,6 +605,102 @@ TEST_CASE("model trainer: MLP with momentum and factorisation resume exactly, an
   const auto mf_whole = hogwild::train(mf, ratings.train, nullptr, mf_callbacks);
   const auto mf_resumed = hogwild::train(mf, ratings.train, nullptr, {}, &mf_at2.state);
   CHECK(mf_resumed.weights == mf_whole.weights);
+}
+
+// Trains `config` uninterrupted and resumed after epoch `at`; checks that the resumed run ends
+// where the uninterrupted one does (weights, losses, virtual time), and returns whether a run
+// resumed without the workers' draws would end elsewhere.
+template <class Data>
+bool resumes_to_the_same_end(const TrainConfig& config, const Data& train, int at) {
+  SavedState saved;
+  Callbacks callbacks;
+  callbacks.on_epoch_state = [&](const TrainState& s) {
+    if (s.epoch == at) saved.take(s);
+  };
+  const auto whole = hogwild::train(config, train, nullptr, callbacks);
+  REQUIRE(saved.state.epoch == at);
+  CHECK(saved.state.worker_draws.size() == static_cast<std::size_t>(config.workers()));
+  // Through the checkpoint's on-disk form, as `hogwild train --resume` reads it.
+  Checkpoint checkpoint = checkpoint_for(config, train);
+  record_state(checkpoint, saved.state);
+  const Checkpoint loaded = parse_checkpoint(serialize_checkpoint(checkpoint), "c.ckpt");
+  CHECK(loaded.worker_draws == saved.state.worker_draws);
+  CHECK(loaded.virtual_ns == saved.state.virtual_ns);
+  const TrainState state = resume_state(loaded);
+  const auto resumed = hogwild::train(config, train, nullptr, {}, &state);
+  REQUIRE(resumed.epochs.size() == whole.epochs.size() - static_cast<std::size_t>(at));
+  CHECK(resumed.weights == whole.weights);
+  for (std::size_t e = 0; e < resumed.epochs.size(); ++e) {
+    const auto& expected = whole.epochs[e + static_cast<std::size_t>(at)];
+    CHECK(resumed.epochs[e].train.loss == expected.train.loss);
+    CHECK(resumed.epochs[e].virtual_seconds == expected.virtual_seconds);
+  }
+  // Words of another shape (a state not written by this run's workers) are refused.
+  TrainState longer = state;
+  longer.worker_draws[0].push_back(7);
+  CHECK_THROWS_AS(hogwild::train(config, train, nullptr, {}, &longer), InputError);
+  TrainState seeded = state;
+  seeded.worker_draws.clear();
+  seeded.virtual_ns = 0;
+  const auto from_seeds = hogwild::train(config, train, nullptr, {}, &seeded);
+  return from_seeds.weights != whole.weights ||
+         from_seeds.epochs.back().virtual_seconds != whole.epochs.back().virtual_seconds;
+}
+
+TEST_CASE("injected delays, the speed model and virtual time resume where the run stopped") {
+  const auto problem = sparse_problem();
+  const auto blob_train = blobs(600, 31);
+  DelaySpec trace;
+  trace.kind = DelaySpec::Kind::kTrace;
+  trace.trace = {0, 3, 1, 4, 1, 5};
+  trace.bound = 5;
+  trace.text = "trace:inline";
+  struct Setting {
+    const char* name;
+    bool mlp;
+    int simulate;
+    const char* delay;  // a --delay spec, or "trace" for the one above
+    bool virtual_time;
+    const char* straggler;
+    const char* pause;
+    const char* schedule;
+  };
+  const Setting settings[] = {
+      {"serial, geometric delays", false, 0, "geometric:0.3:8", false, "", "", "fixed:1"},
+      {"3 simulated, a delay trace", false, 3, "trace", false, "", "", "fixed:1"},
+      {"4 simulated, global delays", false, 4, "uniform:3", false, "", "", "fixed:4"},
+      {"4 in virtual time, stragglers", false, 4, "none", true, "shifted-exp:1us:4us", "",
+       "fixed:1"},
+      {"mlp, 3 in virtual time, delays, pauses, time windows", true, 3, "uniform:2", true, "",
+       "0.1:3us", "time:20us"},
+  };
+  for (const auto& setting : settings) {
+    const std::string name = setting.name;
+    CAPTURE(name);
+    TrainConfig config;
+    config.seed = 5;
+    config.epochs = 4;
+    config.optimizer.step = 0.5;
+    config.policy = setting.simulate > 0 ? Policy::kRacy : Policy::kSerial;
+    config.threads = 1;
+    config.simulate = setting.simulate;
+    config.delay =
+        std::string_view(setting.delay) == "trace" ? trace : DelaySpec::parse(setting.delay);
+    config.global_delay = setting.simulate == 4 && !setting.virtual_time;
+    config.virtual_time = setting.virtual_time;
+    if (*setting.straggler) config.speed.parse_straggler(setting.straggler);
+    if (*setting.pause) config.speed.parse_pause(setting.pause);
+    config.schedule = ScheduleSpec::parse(setting.schedule);
+    if (setting.mlp) {
+      config.model = hogwild::MlpModel{};
+      std::get<hogwild::MlpModel>(config.model).hidden = {8};
+      config.optimizer.kind = OptimizerKind::kSgd;
+      config.optimizer.step = 0.1;
+      CHECK(resumes_to_the_same_end(config, blob_train, 2));
+    } else {
+      CHECK(resumes_to_the_same_end(config, problem.train, 2));
+    }
+  }
 }
 
 TEST_CASE("predict with a checkpoint reproduces the trainer's own test evaluation") {

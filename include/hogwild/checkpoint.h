@@ -62,6 +62,10 @@ struct Checkpoint {
   std::uint64_t samples = 0;                  ///< samples processed up to `epoch`
   std::vector<std::uint64_t> worker_updates;  ///< updates of each worker (Adam counts them)
   PlateauState plateau;  ///< --step-schedule plateau: the step's factor and the loss watched
+  /// Each worker's seeded draws (TrainState::worker_draws); empty when no worker draws (the
+  /// JSON then leaves the key out; checkpoints without it resume drawing from the seeds).
+  std::vector<std::vector<std::uint64_t>> worker_draws;
+  std::int64_t virtual_ns = 0;  ///< --clock virtual: the virtual time at `epoch`'s end
   /// The training data the run began on (data_fingerprint), compared on resume; absent from
   /// checkpoints written before it was recorded and from those of callers that do not compute
   /// it (a pass over the data), which then resume unchecked.

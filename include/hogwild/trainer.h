@@ -333,6 +333,13 @@ struct TrainState {
   /// Updates each worker has computed (Adam's bias correction counts them).
   std::vector<std::uint64_t> worker_updates;
   PlateauState plateau;  ///< --step-schedule plateau
+  /// Each worker's seeded draws (injected delays, the speed model, the time-window estimate)
+  /// as opaque words, so that a resumed run draws what the uninterrupted run draws; empty
+  /// words for a worker that draws nothing. Restored only on the same number of workers.
+  std::vector<std::vector<std::uint64_t>> worker_draws;
+  /// --clock virtual: the virtual time in nanoseconds at the epoch's end, where a resumed
+  /// run's clocks start.
+  std::int64_t virtual_ns = 0;
 };
 
 /// Shape of the data a model trained on.

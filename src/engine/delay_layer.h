@@ -61,6 +61,14 @@ class DelayLayer {
     line_.release(step_, apply);
     ++step_;
   }
+  /// Appends the state of its delay draws to `words` (none when delays are off).
+  void save(std::vector<std::uint64_t>& words) const {
+    if (sampler_) sampler_->save(words);
+  }
+  /// Continues the delay draws from the state save() wrote.
+  void restore(DrawReader& words) {
+    if (sampler_) sampler_->restore(words);
+  }
   /// Applies every held update, in due order (the end of an epoch).
   template <class Apply>
   void flush(Apply&& apply) {

@@ -146,6 +146,11 @@ class Driver {
     if (resume) {
       result_.elapsed = resume->elapsed;
       result_.samples = resume->samples;
+      // Virtual time goes on from the checkpoint's epoch end, where every worker's clock stood
+      // at the start of the next epoch.
+      if (config_.virtual_time) {
+        for (WorkerClock* clock : hooks_.clocks) clock->wait_until(resume->virtual_ns);
+      }
     }
     result_.resumed_from = first_epoch - 1;
     epoch_samples_ = total_rows();
@@ -368,6 +373,7 @@ class Driver {
       if (plateau_) state.plateau = plateau_->state();
       state.elapsed = result_.elapsed;
       state.samples = result_.samples;
+      if (config_.virtual_time) state.virtual_ns = latest_clock_ns();
       kernel_.fill_state(state);
       hooks_.on_epoch_state(state);
     }

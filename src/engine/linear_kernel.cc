@@ -20,6 +20,7 @@
 #include "engine/bf16_weights.h"
 #include "engine/coherence_probe.h"
 #include "engine/delay_layer.h"
+#include "engine/draw_state.h"
 #include "engine/driver.h"
 #include "engine/feature_order.h"
 #include "engine/force_inline.h"
@@ -1230,6 +1231,11 @@ class alignas(kCacheLine) LinearKernel final : public detail::Kernel {
   // Averaging: the checkpoint's parameters are the model, the mean; the last weights, which
   // training goes on from, are its one state buffer.
   void fill_state(TrainState& state) const override {
+    for (const auto& s : run_.states) {
+      auto& words = state.worker_draws.emplace_back();
+      s.delay.save(words);
+      s.clock.save(words);
+    }
     widen();
     if (run_.average.empty()) {
       state.weights = in_given_order(run_, run_.store.values(), kParameters);
@@ -1491,6 +1497,13 @@ Report train_linear(const TrainConfig& raw, const Dataset& train_data, const Dat
   for (int w = 0; w < workers; ++w) {
     states.emplace_back(w, config, config.seed, counters, clocks.clock, clocks.stop);
     states.back().kept_weights.resize(2 * report.dataset->max_nnz_per_row);
+  }
+  // Across processes each process's workers draw their own: one process's draws are no others'.
+  if (callbacks.exchange == nullptr) {
+    detail::restore_worker_draws(resume, states.size(), [&](std::size_t w, detail::DrawReader& in) {
+      states[w].delay.restore(in);
+      states[w].clock.restore(in);
+    });
   }
   tbb::task_arena arena(config.threads);
   LinearRun run{config, store,  train_data, test_data, std::move(y_train), std::move(y_test), {},

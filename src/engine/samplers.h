@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
+#include "engine/draw_state.h"
 #include "hogwild/delay.h"
 #include "hogwild/detail/random.h"
 #include "hogwild/schedule.h"
@@ -19,6 +21,17 @@ class DelaySampler {
   DelaySampler(const DelaySpec& spec, std::uint64_t seed);
   /// The next delay.
   std::uint32_t next();
+  /// Appends the state of its draws to `words` (the generator and the trace's position).
+  void save(std::vector<std::uint64_t>& words) const {
+    save_rng(rng_, words);
+    words.push_back(trace_pos_);
+  }
+  /// Continues from the state save() wrote.
+  void restore(DrawReader& words) {
+    words.restore(rng_);
+    trace_pos_ = static_cast<std::size_t>(words.next());
+    if (!spec_->trace.empty()) trace_pos_ %= spec_->trace.size();
+  }
 
  private:
   const DelaySpec* spec_;
@@ -37,6 +50,10 @@ class SpeedSampler {
   /// Extra nanoseconds after a sample whose own compute took `cost_ns`: the slowdown
   /// (cost/speed - cost) plus the straggler draw.
   double extra_ns(double cost_ns);
+  /// Appends the state of its draws to `words`.
+  void save(std::vector<std::uint64_t>& words) const { save_rng(rng_, words); }
+  /// Continues from the state save() wrote.
+  void restore(DrawReader& words) { words.restore(rng_); }
 
  private:
   const SpeedModel* model_;

@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "engine/minibatch.h"
 #include "engine/samplers.h"
@@ -60,6 +62,18 @@ class WindowClock {
     double extra = speed_->extra_ns(static_cast<double>(now_at - begin_ns_));
     for (std::size_t i = 1; i < samples; ++i) extra += speed_->extra_ns(0.0);
     if (extra > 0) wait_until(now_at + static_cast<std::int64_t>(extra));
+  }
+
+  /// Appends the state that carries over to the next epoch to `words`: the speed model's
+  /// draws and, with time windows, the time per sample the next window starts from.
+  void save(std::vector<std::uint64_t>& words) const {
+    if (speed_) speed_->save(words);
+    if (window_ns_ > 0) words.push_back(std::bit_cast<std::uint64_t>(ns_per_sample_));
+  }
+  /// Continues from the state save() wrote.
+  void restore(DrawReader& words) {
+    if (speed_) speed_->restore(words);
+    if (window_ns_ > 0) ns_per_sample_ = std::bit_cast<double>(words.next());
   }
 
   /// Opens a time window now.

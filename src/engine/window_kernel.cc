@@ -15,6 +15,7 @@
 #include "engine/aligned_vector.h"
 #include "engine/coherence_probe.h"
 #include "engine/delay_layer.h"
+#include "engine/draw_state.h"
 #include "engine/driver.h"
 #include "engine/landings.h"
 #include "engine/minibatch.h"
@@ -705,7 +706,12 @@ class alignas(kCacheLine) WindowKernel final : public detail::Kernel {
     state.weights = run_.store.values();
     if (run_.merge_every > 0) average_replica_states();
     for (const auto* buffer : run_.state_buffers) state.optimizer_state.push_back(buffer->values());
-    for (const auto& ws : run_.workers) state.worker_updates.push_back(ws->updates);
+    for (const auto& ws : run_.workers) {
+      state.worker_updates.push_back(ws->updates);
+      auto& words = state.worker_draws.emplace_back();
+      ws->delay.save(words);
+      ws->clock.save(words);
+    }
   }
 
  private:
@@ -897,6 +903,14 @@ Report train_model(const TrainConfig& raw, const Model& model, const Examples& t
                                 ? resume->worker_updates[w]
                                 : total / workers.size();
     }
+  }
+  // Across processes each process's workers draw their own: one process's draws are no others'.
+  if (callbacks.exchange == nullptr) {
+    detail::restore_worker_draws(resume, workers.size(),
+                                 [&](std::size_t w, detail::DrawReader& in) {
+                                   workers[w]->delay.restore(in);
+                                   workers[w]->clock.restore(in);
+                                 });
   }
   const auto kernel = dispatch_policy(config.policy, [&](auto policy) {
     return std::unique_ptr<detail::Kernel>(std::make_unique<WindowKernel<decltype(policy)>>(run));

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cerrno>
@@ -249,6 +250,10 @@ std::string serialize_checkpoint(const Checkpoint& c) {
                              {"bytes", data->bytes},
                              {"crc32", data->crc}};
   }
+  // Absent where no worker draws (and in checkpoints before it): resumed runs draw from seeds.
+  const bool draws = std::ranges::any_of(c.worker_draws, [](const auto& w) { return !w.empty(); });
+  if (draws) meta["worker_draws"] = c.worker_draws;
+  if (c.virtual_ns != 0) meta["virtual_ns"] = c.virtual_ns;
   meta["config"] =
       c.config.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(c.config);
   const std::string meta_text = meta.dump();
@@ -334,13 +339,17 @@ T integer_at(const nlohmann::ordered_json& j, const char* key) {
   return integer_of<T>(j.at(key), key);
 }
 
-// Field `key` of `j` as a list of counts.
-std::vector<std::uint64_t> counts_at(const nlohmann::ordered_json& j, const char* key) {
-  const auto& list = j.at(key);
+// `list` (field `key`) as a list of counts.
+std::vector<std::uint64_t> counts_of(const nlohmann::ordered_json& list, const char* key) {
   if (!list.is_array()) throw std::invalid_argument(fmt::format("'{}' not a list", key));
   std::vector<std::uint64_t> counts;
   for (const auto& value : list) counts.push_back(integer_of<std::uint64_t>(value, key));
   return counts;
+}
+
+// Field `key` of `j` as a list of counts.
+std::vector<std::uint64_t> counts_at(const nlohmann::ordered_json& j, const char* key) {
+  return counts_of(j.at(key), key);
 }
 
 // The metadata's fields into `c`.
@@ -373,6 +382,17 @@ void parse_metadata(std::string_view meta_text, std::string_view name, Checkpoin
                                         .entries = integer_at<std::uint64_t>(*data, "entries"),
                                         .bytes = integer_at<std::uint64_t>(*data, "bytes"),
                                         .crc = integer_at<std::uint32_t>(*data, "crc32")};
+    }
+    if (const auto draws = meta.find("worker_draws"); draws != meta.end()) {
+      if (!draws->is_array()) throw std::invalid_argument("'worker_draws' not a list");
+      for (const auto& words : *draws) c.worker_draws.push_back(counts_of(words, "worker_draws"));
+    }
+    if (meta.contains("virtual_ns")) {
+      c.virtual_ns = integer_at<std::int64_t>(meta, "virtual_ns");
+      if (c.virtual_ns < 0) {
+        throw std::invalid_argument(
+            fmt::format("'virtual_ns' holding {}, not a time at or after 0", c.virtual_ns));
+      }
     }
     const auto& config = meta.at("config");
     if (!config.is_object()) throw std::invalid_argument("config is not an object");

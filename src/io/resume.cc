@@ -124,6 +124,8 @@ TrainState resume_state(const Checkpoint& checkpoint) {
   for (const auto& buffer : checkpoint.optimizer_state) state.optimizer_state.emplace_back(buffer);
   state.worker_updates = checkpoint.worker_updates;
   state.plateau = checkpoint.plateau;
+  state.worker_draws = checkpoint.worker_draws;
+  state.virtual_ns = checkpoint.virtual_ns;
   return state;
 }
 
@@ -139,6 +141,8 @@ void record_state(Checkpoint& checkpoint, const TrainState& state) {
     checkpoint.optimizer_state.emplace_back(buffer.begin(), buffer.end());
   }
   checkpoint.worker_updates = state.worker_updates;
+  checkpoint.worker_draws = state.worker_draws;
+  checkpoint.virtual_ns = state.virtual_ns;
 }
 
 }  // namespace hogwild

@@ -3,7 +3,9 @@
 // Small, fast, seedable generators whose output does not depend on the standard library's
 // distribution implementations, so the same seed gives the same data everywhere.
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 namespace hogwild::detail {
@@ -57,6 +59,13 @@ class Rng {
   }
   /// Exponential with mean 1.
   double exponential() { return -std::log(1.0 - uniform()); }
+
+  /// The four words of state: a checkpoint keeps them so that a resumed run draws on.
+  std::array<std::uint64_t, 4> state() const { return {s_[0], s_[1], s_[2], s_[3]}; }
+  /// Continues from a state() read earlier.
+  void set_state(const std::array<std::uint64_t, 4>& words) {
+    for (std::size_t i = 0; i < 4; ++i) s_[i] = words[i];
+  }
 
  private:
   static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
