@@ -286,6 +286,17 @@ TEST_CASE("command: predict takes LIBSVM rows without labels, not a file that mi
   const std::string labels_first = write("mixed2.svm", "1 1:1\n2:1 3:1\n");
   check_refused("predict --model " + model + " --data " + labels_first,
                 labels_first + ":2: expected a label before the features, found '2:1'");
+  // A file without examples names the form predict takes, its label optional.
+  const std::string empty = write("empty.svm", "");
+  check_refused("predict --model " + model + " --data " + empty,
+                empty +
+                    ":1: expected at least one example to predict, '[label] index:value ...', "
+                    "found an empty file");
+  const std::string blank = write("blank.svm", "# nothing yet\n\n");
+  check_refused("predict --model " + model + " --data " + blank,
+                blank +
+                    ":3: expected at least one example to predict, '[label] index:value ...', "
+                    "found only blank or comment lines");
 }
 
 TEST_CASE("command: --checkpoint refuses a FIFO and writes through a link to its target") {

@@ -326,6 +326,12 @@ TEST_CASE("predict writes one prediction per example and the accuracy of labelle
   const auto rated = run("predict --model " + mf + " --data " + path("r.txt"));
   CHECK(rated.code == 0);
   CHECK(rated.err.find("rmse ") != std::string::npos);
+  std::ofstream(path("no_pairs.txt")) << "# none yet\n";
+  const auto none = run("predict --model " + mf + " --data " + path("no_pairs.txt"));
+  CHECK(none.code == 2);
+  CHECK(none.err.find(path("no_pairs.txt") +
+                      ":2: expected at least one example to predict, 'user item [rating]', found "
+                      "only blank or comment lines") != std::string::npos);
 }
 
 TEST_CASE("resume: options free on resume may change, any other names its option") {

@@ -68,9 +68,38 @@ Predicted predict_idx(const hogwild::Checkpoint& model, const PredictOptions& o)
   return {hogwild::predict(model, data, false), data.rows()};
 }
 
+// Calls fn(line number, line) for each line of `text` (a final line without its newline too).
+template <class Fn>
+void each_line(std::string_view text, Fn&& fn) {
+  std::size_t number = 0;
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    if (!fn(++number, text.substr(0, end))) return;
+    if (end == std::string_view::npos) return;
+    text.remove_prefix(end + 1);
+  }
+}
+
+// Prediction needs an example: text without one is refused, naming the line after its last, as
+// the readers do, with the example's `form` (labels optional here).
+void expect_an_example(std::string_view text, const std::string& name, std::string_view form) {
+  std::size_t lines = 0;
+  bool example = false;
+  each_line(text, [&](std::size_t number, std::string_view line) {
+    lines = number;
+    example = !skipped_line(line);
+    return !example;
+  });
+  if (example) return;
+  throw hogwild::InputError(
+      fmt::format("{}:{}: expected at least one example to predict, '{}', found {}", name,
+                  lines + 1, form, text.empty() ? "an empty file" : "only blank or comment lines"));
+}
+
 // `user item` lines have no rating to compare with; `user item rating` lines do.
 Predicted predict_ratings(const hogwild::Checkpoint& model, const PredictOptions& o) {
   std::string text = hogwild::read_text(o.data), line, with_ratings;
+  expect_an_example(text, o.data, "user item [rating]");
   std::optional<bool> pairs;  // from the first line that holds an example
   for (std::istringstream lines(text); std::getline(lines, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -87,18 +116,6 @@ Predicted predict_ratings(const hogwild::Checkpoint& model, const PredictOptions
   if (pairs.value_or(false)) text = std::move(with_ratings);
   const auto data = hogwild::parse_ratings(text, o.data);
   return {hogwild::predict(model, data, !pairs.value_or(false)), data.size()};
-}
-
-// Calls fn(line number, line) for each line of `text` (a final line without its newline too).
-template <class Fn>
-void each_line(std::string_view text, Fn&& fn) {
-  std::size_t number = 0;
-  while (!text.empty()) {
-    const auto end = text.find('\n');
-    if (!fn(++number, text.substr(0, end))) return;
-    if (end == std::string_view::npos) return;
-    text.remove_prefix(end + 1);
-  }
 }
 
 // Whether an example's line holds features alone, `1:0.5 7:1`, no label before them.
@@ -157,11 +174,13 @@ Predicted predict_libsvm(const hogwild::Checkpoint& model, const PredictOptions&
       return {hogwild::predict(model, data, true), data.rows()};
     } catch (const hogwild::InputError&) {
       text = hogwild::read_text(o.data);
+      expect_an_example(text, o.data, "[label] index:value ...");
       if (!unlabelled(text)) throw;
       const auto data = hogwild::parse_libsvm(with_zero_labels(text, o.data), o.data, options);
       return {hogwild::predict(model, data, false), data.rows()};
     }
   }
+  expect_an_example(text, o.data, "[label] index:value ...");
   const bool labelled = !unlabelled(text);
   const auto data =
       hogwild::parse_libsvm(labelled ? text : with_zero_labels(text, o.data), o.data, options);
