@@ -502,8 +502,9 @@ const TrainOption kTable[] = {
    "FILE keeps the last completed epoch and the command exits 130", arg<&A::checkpoint>},
   {"--resume", "", kPath, "continue from a checkpoint written by --checkpoint with the same options "
    "and training data (a CRC-32 of its rows is compared; --epochs is the total, counting the "
-   "epochs already done; --threads and the number of processes may differ); a corrupt or "
-   "mismatched checkpoint exits 2",
+   "epochs already done; --threads and the number of processes may differ); a serial or "
+   "--simulate run resumed ends bit for bit where the uninterrupted run would, its injected "
+   "delays, stragglers and virtual time included; a corrupt or mismatched checkpoint exits 2",
    arg<&A::resume>},
   {"--max-parameters", "", 0, "refuse a model with more parameters than this before allocating "
    "it (a huge feature index, user or item id asks for one weight per index); models larger than "
