@@ -638,7 +638,8 @@ bool resumes_to_the_same_end(const TrainConfig& config, const Data& train, int a
   // Words of another shape (a state not written by this run's workers) are refused.
   TrainState longer = state;
   longer.worker_draws[0].push_back(7);
-  CHECK_THROWS_AS(hogwild::train(config, train, nullptr, {}, &longer), InputError);
+  CHECK_THROWS_WITH_AS(hogwild::train(config, train, nullptr, {}, &longer),
+                       doctest::Contains("the checkpoint's worker_draws: expected"), InputError);
   TrainState seeded = state;
   seeded.worker_draws.clear();
   seeded.virtual_ns = 0;

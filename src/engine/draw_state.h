@@ -48,7 +48,7 @@ class DrawReader {
 
  private:
   [[noreturn]] void short_of(std::size_t expected) const {
-    throw InputError("worker_draws: expected " + std::to_string(expected) +
+    throw InputError("the checkpoint's worker_draws: expected " + std::to_string(expected) +
                      " words of seeded-draw state for worker " + std::to_string(worker_) +
                      ", found " + std::to_string(words_.size()));
   }
