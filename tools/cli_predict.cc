@@ -80,42 +80,43 @@ void each_line(std::string_view text, Fn&& fn) {
   }
 }
 
-// Prediction needs an example: text without one is refused, naming the line after its last, as
-// the readers do, with the example's `form` (labels optional here).
-void expect_an_example(std::string_view text, const std::string& name, std::string_view form) {
+// The first line of `text` that holds an example (not blank or a comment). Prediction needs
+// one: text without it is refused, naming the line after its last as the readers do, with the
+// example's `form` (labels optional here).
+std::string_view first_example(std::string_view text, const std::string& name,
+                               std::string_view form) {
   std::size_t lines = 0;
-  bool example = false;
+  std::optional<std::string_view> example;
   each_line(text, [&](std::size_t number, std::string_view line) {
     lines = number;
-    example = !skipped_line(line);
+    if (!skipped_line(line)) example = line;
     return !example;
   });
-  if (example) return;
+  if (example) return *example;
   throw hogwild::InputError(
       fmt::format("{}:{}: expected at least one example to predict, '{}', found {}", name,
                   lines + 1, form, text.empty() ? "an empty file" : "only blank or comment lines"));
 }
 
-// `user item` lines have no rating to compare with; `user item rating` lines do.
+// `user item` lines have no rating to compare with; `user item rating` lines do. The first
+// example decides which.
 Predicted predict_ratings(const hogwild::Checkpoint& model, const PredictOptions& o) {
-  std::string text = hogwild::read_text(o.data), line, with_ratings;
-  expect_an_example(text, o.data, "user item [rating]");
-  std::optional<bool> pairs;  // from the first line that holds an example
-  for (std::istringstream lines(text); std::getline(lines, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const bool skipped = skipped_line(line);
-    if (!skipped && !pairs) {
-      std::string fields = line, field;
-      std::replace(fields.begin(), fields.end(), ',', ' ');
-      std::size_t count = 0;
-      for (std::istringstream split(fields); split >> field;) ++count;
-      pairs = count == 2;
+  std::string text = hogwild::read_text(o.data);
+  std::string fields(first_example(text, o.data, "user item [rating]")), field;
+  std::replace(fields.begin(), fields.end(), ',', ' ');
+  std::size_t count = 0;
+  for (std::istringstream split(fields); split >> field;) ++count;
+  const bool pairs = count == 2;
+  if (pairs) {
+    std::string with_ratings, line;
+    for (std::istringstream lines(text); std::getline(lines, line);) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      with_ratings += line + (skipped_line(line) ? "\n" : " 0\n");
     }
-    with_ratings += line + (skipped ? "\n" : " 0\n");
+    text = std::move(with_ratings);
   }
-  if (pairs.value_or(false)) text = std::move(with_ratings);
   const auto data = hogwild::parse_ratings(text, o.data);
-  return {hogwild::predict(model, data, !pairs.value_or(false)), data.size()};
+  return {hogwild::predict(model, data, !pairs), data.size()};
 }
 
 // Whether an example's line holds features alone, `1:0.5 7:1`, no label before them.
@@ -123,16 +124,8 @@ bool features_only(std::string_view line) {
   return first_token(line).find(':') != std::string_view::npos;
 }
 
-// Whether the first example of LIBSVM text (its first line not blank or a comment) has no label.
-bool unlabelled(std::string_view text) {
-  bool features = false;
-  each_line(text, [&](std::size_t, std::string_view line) {
-    if (skipped_line(line)) return true;
-    features = features_only(line);
-    return false;
-  });
-  return features;
-}
+// The LIBSVM example predict takes, its label optional.
+constexpr std::string_view kLibsvmForm = "[label] index:value ...";
 
 // LIBSVM text of features alone with a label of 0 before each example, which nothing compares
 // with, the lines kept where they were; a labelled example among them is refused.
@@ -174,14 +167,12 @@ Predicted predict_libsvm(const hogwild::Checkpoint& model, const PredictOptions&
       return {hogwild::predict(model, data, true), data.rows()};
     } catch (const hogwild::InputError&) {
       text = hogwild::read_text(o.data);
-      expect_an_example(text, o.data, "[label] index:value ...");
-      if (!unlabelled(text)) throw;
+      if (!features_only(first_example(text, o.data, kLibsvmForm))) throw;
       const auto data = hogwild::parse_libsvm(with_zero_labels(text, o.data), o.data, options);
       return {hogwild::predict(model, data, false), data.rows()};
     }
   }
-  expect_an_example(text, o.data, "[label] index:value ...");
-  const bool labelled = !unlabelled(text);
+  const bool labelled = !features_only(first_example(text, o.data, kLibsvmForm));
   const auto data =
       hogwild::parse_libsvm(labelled ? text : with_zero_labels(text, o.data), o.data, options);
   return {hogwild::predict(model, data, labelled), data.rows()};
