@@ -47,6 +47,7 @@ Checkpoint sample_checkpoint() {
   c.worker_updates = {75, 76};
   c.worker_draws = {{1, 0xffffffffffffffffu, 3, 4, 5}, {6, 7, 8, 9, 0}};
   c.virtual_ns = 123456789;
+  c.patience = PatienceState{0.3125, 2};
   for (std::size_t i = 0; i < 15; ++i) c.weights.push_back(0.125f * static_cast<float>(i) - 1);
   c.optimizer_state.push_back(std::vector<float>(15, 0.5f));
   c.optimizer_state.push_back(std::vector<float>(15, 1e-30f));
@@ -79,6 +80,11 @@ void check_same(const Checkpoint& a, const Checkpoint& b) {
   CHECK(a.plateau.scale == b.plateau.scale);
   CHECK(a.plateau.best == b.plateau.best);
   CHECK(a.plateau.wait == b.plateau.wait);
+  REQUIRE(a.patience.has_value() == b.patience.has_value());
+  if (a.patience) {
+    CHECK(a.patience->best == b.patience->best);
+    CHECK(a.patience->wait == b.patience->wait);
+  }
 }
 
 // Runs parse_checkpoint and returns its InputError message ("" when it parsed).
@@ -144,6 +150,48 @@ DenseDataset blobs(std::size_t rows, std::uint64_t seed) {
 
 }  // namespace
 
+TEST_CASE("--patience resumes its count of epochs without improvement where the run stopped") {
+  const auto problem = sparse_problem();
+  TrainConfig config;
+  config.policy = Policy::kSerial;
+  config.threads = 1;
+  config.epochs = 20;
+  config.optimizer.step = 0.5;
+  config.seed = 5;
+  config.patience = 2;
+  config.tol = 0.01;
+  std::vector<SavedState> states(static_cast<std::size_t>(config.epochs) + 1);
+  Callbacks callbacks;
+  callbacks.on_epoch_state = [&](const TrainState& s) {
+    states[static_cast<std::size_t>(s.epoch)].take(s);
+  };
+  const auto whole = hogwild::train(config, problem.train, &problem.test, callbacks);
+  REQUIRE(whole.stopped == StopReason::kConverged);
+  const int last = whole.epochs.back().epoch;
+  REQUIRE(last >= 3);
+  // The epoch before the last ended without improvement too: its state counts one.
+  const SavedState& before = states[static_cast<std::size_t>(last - 1)];
+  REQUIRE(before.state.patience.has_value());
+  CHECK(before.state.patience->wait == 1);
+
+  // Through the checkpoint's on-disk form, as `hogwild train --resume` reads it.
+  Checkpoint file = checkpoint_for(config, problem.train, &problem.test);
+  record_state(file, before.state);
+  const Checkpoint read = parse_checkpoint(serialize_checkpoint(file), "p.ckpt");
+  const TrainState resume = resume_state(read);
+  const auto resumed = hogwild::train(config, problem.train, &problem.test, {}, &resume);
+  CHECK(resumed.stopped == StopReason::kConverged);
+  CHECK(resumed.epochs.back().epoch == last);
+  CHECK(resumed.weights == whole.weights);
+
+  // Without the count (a checkpoint written before it was kept) the run counts again from the
+  // epoch it resumes, and stops later.
+  TrainState uncounted = resume;
+  uncounted.patience.reset();
+  const auto later = hogwild::train(config, problem.train, &problem.test, {}, &uncounted);
+  CHECK(later.epochs.back().epoch > last);
+}
+
 TEST_CASE("checkpoint round trip keeps every field and every bit of the arrays") {
   const Checkpoint c = sample_checkpoint();
   const std::string bytes = serialize_checkpoint(c);
@@ -168,6 +216,11 @@ TEST_CASE("checkpoint round trip keeps every field and every bit of the arrays")
     CHECK(rejection(serialize_checkpoint(mf)).find("c.ckpt: expected a plateau state") == 0);
   }
   mf.plateau = {};
+  mf.patience = PatienceState{0.5, -1};
+  CHECK(rejection(serialize_checkpoint(mf)).find("c.ckpt: expected a patience state") == 0);
+  mf.patience = PatienceState{std::nan(""), 0};  // JSON writes it as null
+  CHECK(rejection(serialize_checkpoint(mf)).find("c.ckpt: ") == 0);
+  mf.patience.reset();
   mf.virtual_ns = -1;
   CHECK(rejection(serialize_checkpoint(mf)).find("'virtual_ns' holding -1") != std::string::npos);
   mf.virtual_ns = 0;

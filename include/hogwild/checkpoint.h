@@ -62,6 +62,7 @@ struct Checkpoint {
   std::uint64_t samples = 0;                  ///< samples processed up to `epoch`
   std::vector<std::uint64_t> worker_updates;  ///< updates of each worker (Adam counts them)
   PlateauState plateau;  ///< --step-schedule plateau: the step's factor and the loss watched
+  std::optional<PatienceState> patience;  ///< --patience: the loss watched and its count
   /// Each worker's seeded draws (TrainState::worker_draws); empty when no worker draws (the
   /// JSON then leaves the key out; checkpoints without it resume drawing from the seeds).
   std::vector<std::vector<std::uint64_t>> worker_draws;

@@ -319,6 +319,13 @@ struct PlateauState {
   int wait = 0;      ///< epochs in a row, up to the last, that did not improve on `best`
 };
 
+/// --patience between epochs: the lowest loss it watched and the epochs in a row, up to the
+/// last, that did not end --tol below it.
+struct PatienceState {
+  double best = 0;  ///< the lowest loss watched, the initial model's included
+  int wait = 0;     ///< epochs in a row, up to the last, that did not improve on `best` by --tol
+};
+
 /// A run between two epochs: enough to continue it exactly. Passed to
 /// Callbacks::on_epoch_state as a view of the trainer's buffers (valid during the call), and
 /// to train() as the state to resume from (the caller owns the buffers).
@@ -333,6 +340,9 @@ struct TrainState {
   /// Updates each worker has computed (Adam's bias correction counts them).
   std::vector<std::uint64_t> worker_updates;
   PlateauState plateau;  ///< --step-schedule plateau
+  /// --patience: where its count stood; absent (a run without --patience, or a checkpoint
+  /// written before it was kept), a resumed run counts from the epoch it resumes.
+  std::optional<PatienceState> patience;
   /// Each worker's seeded draws (injected delays, the speed model, the time-window estimate)
   /// as opaque words, so that a resumed run draws what the uninterrupted run draws; empty
   /// words for a worker that draws nothing. Restored only on the same number of workers.

@@ -162,6 +162,13 @@ class Driver {
     if (config_.virtual_time) initial.virtual_seconds = virtual_seconds();
     initial_loss_ = resume ? resume->initial_loss : initial.train.loss;
     best_loss_ = stopping_loss(initial);
+    // --patience goes on counting where the checkpoint's epoch left it (before it was kept,
+    // a resumed run counted from the epoch it resumed and could stop later than the
+    // uninterrupted run).
+    if (resume && resume->patience) {
+      best_loss_ = resume->patience->best;
+      epochs_without_improvement_ = resume->patience->wait;
+    }
     if (config_.plateau) {
       plateau_.emplace(config_.plateau_patience, config_.plateau_factor, config_.plateau_threshold,
                        best_loss_);
@@ -196,7 +203,7 @@ class Driver {
         break;
       }
       if (!result_.divergence.empty()) break;
-      if (converged(stopping_loss(result_.epochs.back()))) {
+      if (converged_) {
         result_.converged = true;
         break;
       }
@@ -366,11 +373,14 @@ class Driver {
     if (config_.virtual_time) done.virtual_seconds = virtual_seconds();
     if (!record(done)) return true;
     if (plateau_) observe_plateau(stopping_loss(done));
+    converged_ = converged(stopping_loss(done));
     if (hooks_.on_epoch_state) {
       TrainState state;
       state.epoch = epoch;
       state.initial_loss = initial_loss_;
       if (plateau_) state.plateau = plateau_->state();
+      if (config_.patience > 0)
+        state.patience = PatienceState{best_loss_, epochs_without_improvement_};
       state.elapsed = result_.elapsed;
       state.samples = result_.samples;
       if (config_.virtual_time) state.virtual_ns = latest_clock_ns();
@@ -671,6 +681,7 @@ class Driver {
   double initial_loss_ = 0;
   double best_loss_ = 0;                 // the lowest training loss so far (patience)
   int epochs_without_improvement_ = 0;   // in a row, up to the last epoch
+  bool converged_ = false;               // --patience saw enough epochs without improvement
   std::optional<StepPlateau> plateau_;   // --step-schedule plateau
   bool plateau_end_ = false;             // a plateau found the step at its floor
   std::optional<StalenessBound> bound_;  // --bounded-staleness in threads

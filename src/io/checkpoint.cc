@@ -244,6 +244,7 @@ std::string serialize_checkpoint(const Checkpoint& c) {
     meta["plateau"] = {
         {"scale", c.plateau.scale}, {"best", c.plateau.best}, {"wait", c.plateau.wait}};
   }
+  if (c.patience) meta["patience"] = {{"best", c.patience->best}, {"wait", c.patience->wait}};
   if (const auto& data = c.training_data) {  // absent: unchecked on resume, as before it
     meta["training_data"] = {{"rows", data->rows},
                              {"entries", data->entries},
@@ -377,6 +378,10 @@ void parse_metadata(std::string_view meta_text, std::string_view name, Checkpoin
       c.plateau = {plateau->at("scale").get<double>(), plateau->at("best").get<double>(),
                    integer_at<int>(*plateau, "wait")};
     }
+    if (const auto patience = meta.find("patience"); patience != meta.end()) {
+      c.patience =
+          PatienceState{patience->at("best").get<double>(), integer_at<int>(*patience, "wait")};
+    }
     if (const auto data = meta.find("training_data"); data != meta.end()) {
       c.training_data = DataFingerprint{.rows = integer_at<std::uint64_t>(*data, "rows"),
                                         .entries = integer_at<std::uint64_t>(*data, "entries"),
@@ -501,6 +506,11 @@ void check_consistent(const Checkpoint& c, std::string_view name) {
         "{}: expected a plateau state with a step factor in (0, 1], a finite loss and a count "
         ">= 0, found {}, {}, {}",
         name, c.plateau.scale, c.plateau.best, c.plateau.wait));
+  }
+  if (c.patience && (!std::isfinite(c.patience->best) || c.patience->wait < 0)) {
+    throw InputError(fmt::format(
+        "{}: expected a patience state with a finite loss and a count >= 0, found {}, {}", name,
+        c.patience->best, c.patience->wait));
   }
 }
 

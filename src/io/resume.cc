@@ -124,6 +124,7 @@ TrainState resume_state(const Checkpoint& checkpoint) {
   for (const auto& buffer : checkpoint.optimizer_state) state.optimizer_state.emplace_back(buffer);
   state.worker_updates = checkpoint.worker_updates;
   state.plateau = checkpoint.plateau;
+  state.patience = checkpoint.patience;
   state.worker_draws = checkpoint.worker_draws;
   state.virtual_ns = checkpoint.virtual_ns;
   return state;
@@ -135,6 +136,7 @@ void record_state(Checkpoint& checkpoint, const TrainState& state) {
   checkpoint.elapsed = state.elapsed;
   checkpoint.samples = state.samples;
   checkpoint.plateau = state.plateau;
+  checkpoint.patience = state.patience;
   checkpoint.weights.assign(state.weights.begin(), state.weights.end());
   checkpoint.optimizer_state.clear();
   for (const auto& buffer : state.optimizer_state) {
