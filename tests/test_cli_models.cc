@@ -57,6 +57,22 @@ TEST_CASE("gen ratings then train mf reaches the noise level, with rmse in the r
   const auto no_test = run("gen ratings --out " + path("x.txt") + " --test-fraction 0.1");
   CHECK(no_test.code == 2);
   CHECK(no_test.err.find("--test-out") != std::string::npos);
+  // A split that leaves one side empty is refused before anything is written.
+  for (const std::string split : {"--users 10 --items 10 --test-fraction 0.99",
+                                  "--users 1 --items 2 --test-fraction 0.001"}) {
+    CAPTURE(split);
+    const auto empty = run("gen ratings " + split + " --out " + path("e.txt") + " --test-out " +
+                           path("e_test.txt"));
+    CHECK(empty.code == 2);
+    CHECK(empty.err.find("--test-fraction: expected a fraction that leaves ratings in both") !=
+          std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(path("e.txt")));
+  }
+  // All-zero factors are a fixed point: the run could never train.
+  const auto zero = run("train --format ratings --train " + path("r.txt") + " --init-scale 0");
+  CHECK(zero.code == 2);
+  CHECK(zero.err.find("--init-scale: expected a finite deviation > 0, found 0") !=
+        std::string::npos);
 }
 
 TEST_CASE("train --format idx finds the labels, trains softmax and mlp, reports accuracy") {

@@ -221,6 +221,15 @@ RatingsProblem generate_ratings(const RatingsGeneratorConfig& c) {
       target.append(static_cast<std::uint32_t>(u), per[u].items[k], per[u].values[k]);
     }
   }
+  // A split that leaves either side empty would write a file that training refuses.
+  if (problem.train.size() == 0 || (c.test_fraction > 0 && problem.test.size() == 0)) {
+    fail("test-fraction",
+         fmt::format("a fraction that leaves ratings in both the training and the test set "
+                     "({} generated)",
+                     problem.train.size() + problem.test.size()),
+         fmt::format("{} ({} training, {} test)", c.test_fraction, problem.train.size(),
+                     problem.test.size()));
+  }
   // Both sets describe the same matrix, whatever ids happen to occur in each.
   for (auto* set : {&problem.train, &problem.test}) {
     set->num_users = c.users;

@@ -250,8 +250,9 @@ void validate_model(const TrainConfig& c) {
   }
   if (const auto* mf = std::get_if<FactorisationModel>(&c.model)) {
     if (mf->rank < 1 || mf->rank > 4096) fail("rank", "a rank in [1, 4096]", mf->rank);
-    if (!(mf->init_scale >= 0) || !std::isfinite(mf->init_scale)) {
-      fail("init-scale", "a finite deviation >= 0", mf->init_scale);
+    // All-zero factors are a fixed point of the factorisation's gradient: nothing would train.
+    if (!(mf->init_scale > 0) || !std::isfinite(mf->init_scale)) {
+      fail("init-scale", "a finite deviation > 0", mf->init_scale);
     }
   }
 }
