@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
 # The main job, from a fresh Debian 12 machine: install what is missing, build (Release),
 # generate the default RCV1-like data once, train with every core and compare with a serial
-# run of the same data. Extra arguments go to `hogwild train` (e.g. --epochs 20).
+# run of the same data. Extra arguments go to `hogwild train` (e.g. --epochs 20); an option given
+# there (--epochs 20 or --epochs=20) replaces the script's default for it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+args=("$@")
+
+# given OPTION: whether the extra arguments give OPTION (as OPTION, OPTION VALUE or OPTION=VALUE).
+given() {
+  local arg
+  for arg in "${args[@]}"; do
+    [[ $arg == "$1" || $arg == "$1="* ]] && return 0
+  done
+  return 1
+}
 
 tools/setup-deps.sh
 cmake --preset release >/dev/null
@@ -19,7 +30,14 @@ if [[ ! -s $data/rcv1like.test.svm ]]; then
   mv "$data/rcv1like.test.svm.tmp" "$data/rcv1like.test.svm"
 fi
 
-build/release/hogwild train --train "$data/rcv1like.train.svm" --test "$data/rcv1like.test.svm" \
-  --model logistic --threads "$(nproc)" --epochs 10 --compare-serial \
-  --json "$data/demo-report.json" "$@"
-echo "report: $data/demo-report.json"
+# The script's defaults, each left out where the extra arguments give its option.
+defaults=()
+given --train || defaults+=(--train "$data/rcv1like.train.svm")
+given --test || defaults+=(--test "$data/rcv1like.test.svm")
+given --model || defaults+=(--model logistic)
+given --threads || defaults+=(--threads "$(nproc)")
+given --epochs || defaults+=(--epochs 10)
+given --compare-serial || defaults+=(--compare-serial)
+given --json || defaults+=(--json "$data/demo-report.json")
+build/release/hogwild train "${defaults[@]}" "$@"
+given --json || echo "report: $data/demo-report.json"
