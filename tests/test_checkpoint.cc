@@ -832,6 +832,20 @@ TEST_CASE("predict with a checkpoint reproduces the trainer's own test evaluatio
     c.hidden.clear();
     c.weights = softmax.weights;
     CHECK(*predict(c, test).accuracy == doctest::Approx(*softmax.epochs.back().test->accuracy));
+    // A label outside the training classes: IDX labels have a file of their own, which the
+    // message names, in predict and in training alike.
+    DenseDataset relabelled = test;
+    relabelled.source = "t10k-images";
+    relabelled.labels_source = "t10k-labels";
+    relabelled.labels[1] = 200;
+    CHECK_THROWS_WITH_AS(
+        predict(c, relabelled),
+        "t10k-labels: expected labels among the 3 training classes, found 200 in example 2",
+        InputError);
+    CHECK_THROWS_WITH_AS(
+        hogwild::train(config, train, &relabelled),
+        "t10k-labels: expected labels among the 3 training classes, found 200 in example 2",
+        InputError);
   }
   {
     RatingsGeneratorConfig g;

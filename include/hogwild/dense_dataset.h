@@ -21,6 +21,11 @@ struct DenseDataset {
   std::size_t cols = 0;              ///< features per example
   std::vector<std::size_t> shape;    ///< the shape of one example as stored (e.g. {28, 28})
   std::string source;                ///< where it came from (a path), for messages
+  /// Where the labels came from when not `source` (IDX: the labels file), for messages.
+  std::string labels_source;
+
+  /// The name messages about a label give: the labels' file, else `source`.
+  const std::string& labels_name() const { return labels_source.empty() ? source : labels_source; }
 
   /// Number of examples.
   std::size_t rows() const { return labels.size(); }

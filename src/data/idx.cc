@@ -145,6 +145,7 @@ DenseDataset read_idx(const std::filesystem::path& images, const std::filesystem
   }
   DenseDataset data;
   data.source = images.string();
+  data.labels_source = labels_path.string();
   data.shape.assign(x.shape.begin() + 1, x.shape.end());
   data.cols = x.data.size() / x.shape[0];
   data.bytes = std::move(x.data);  // the pixels as they are: byte_scale makes them [0, 1]

@@ -45,6 +45,7 @@ DenseDataset subset(const DenseDataset& data, std::span<const std::size_t> rows)
   out.cols = data.cols;
   out.shape = data.shape;
   out.source = data.source;
+  out.labels_source = data.labels_source;
   out.byte_scale = data.byte_scale;
   const auto copy = [&](const auto& from, auto& to) {
     to.reserve(rows.size() * data.cols);

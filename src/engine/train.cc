@@ -24,6 +24,10 @@
 namespace hogwild {
 namespace {
 
+// The file a message about a label names: IDX labels have one of their own.
+const std::string& labels_name(const Dataset& data) { return data.source; }
+const std::string& labels_name(const DenseDataset& data) { return data.labels_name(); }
+
 std::string name_of(const std::string& source, std::string_view fallback) {
   return source.empty() ? std::string(fallback) : source;
 }
@@ -60,11 +64,11 @@ Report train_classifier(const TrainConfig& config, const Checkpoint& shape, cons
                         const TrainState* resume) {
   const auto model = detail::make_model(shape, static_cast<float>(config.l2_strength()));
   const auto y_train = detail::class_indices(train_data.labels, shape.labels,
-                                             name_of(train_data.source, "training data"));
+                                             name_of(labels_name(train_data), "training data"));
   std::vector<std::int32_t> y_test;
   if (test_data) {
     y_test = detail::class_indices(test_data->labels, shape.labels,
-                                   name_of(test_data->source, "test data"));
+                                   name_of(labels_name(*test_data), "test data"));
   }
   const detail::Examples train_examples(train_data, y_train);
   const std::optional<detail::Examples> test_examples =

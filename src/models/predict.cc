@@ -149,7 +149,7 @@ Predictions predict(const Checkpoint& model, const DenseDataset& data, bool labe
     throw InputError(fmt::format("{}: expected {} features per example (as the model), found {}",
                                  name_of(data.source), d, data.cols));
   }
-  const auto y = classes_of(model, data.labels, labelled, name_of(data.source));
+  const auto y = classes_of(model, data.labels, labelled, name_of(data.labels_name()));
   return predict_with(model, *detail::make_model(model, 0), detail::Examples(data, y), labelled);
 }
 
