@@ -313,6 +313,10 @@ TEST_CASE("a diverging run exits 3 and names the epoch") {
   CHECK(json["epochs"].size() == 2);
   const std::string csv = slurp(path("diverged.csv"));
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);  // the header, epochs 0 and 1
+  // The diverged epoch's loss is an empty field, as the JSON's null.
+  CHECK(csv.find("nan") == std::string::npos);
+  CHECK(csv.find("inf") == std::string::npos);
+  CHECK(json["epochs"][1]["train_loss"].is_null());
 }
 
 TEST_CASE("--help explains the options and exit codes") {

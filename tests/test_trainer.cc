@@ -1,14 +1,17 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "engine/workers.h"
+#include "hogwild/checkpoint.h"
 #include "hogwild/error.h"
 #include "hogwild/generator.h"
 #include "hogwild/report.h"
 #include "hogwild/trainer.h"
+#include "models/model.h"
 #include "test_support.h"
 
 using namespace hogwild;
@@ -158,6 +161,35 @@ TEST_CASE("a diverging run stops with the epoch and a hint, never NaN results") 
       CHECK(nlohmann::json::parse(to_json(r))["stopped"] == "diverged");
     }
   }
+}
+
+TEST_CASE("weights that are not numbers get no example right, in every classifier") {
+  Dataset data;
+  data.append(std::vector<std::uint32_t>{0}, std::vector<float>{1}, 1.0f);
+  data.append(std::vector<std::uint32_t>{1}, std::vector<float>{1}, -1.0f);
+  data.append(std::vector<std::uint32_t>{0, 1}, std::vector<float>{1, 1}, -1.0f);
+  data.num_features = 2;
+  const std::vector<float> labels{-1, 1};
+  for (const auto loss : {hogwild::LossKind::kLogistic, hogwild::LossKind::kHinge}) {
+    const std::vector<float> nan(2, std::nanf(""));
+    CHECK(*hogwild::evaluate(loss, nan, 0, data, labels, 1).accuracy == 0);
+    // The same rows with numbers: a negative margin answers the negative label.
+    const std::vector<float> negative{-1, -1};
+    CHECK(*hogwild::evaluate(loss, negative, 0, data, labels, 1).accuracy ==
+          doctest::Approx(2.0 / 3));
+  }
+  hogwild::Checkpoint shape;
+  shape.model = "softmax";
+  shape.format = "libsvm";
+  shape.features = 2;
+  shape.classes = 2;
+  const auto softmax = hogwild::detail::make_model(shape, 0);
+  const std::vector<std::int32_t> y{1, 0, 0};
+  const hogwild::detail::Examples examples(data, y);
+  std::vector<float> w(softmax->num_params(), std::nanf(""));
+  CHECK(softmax->evaluate(examples, w.data(), 0, 3).correct == 0);
+  std::fill(w.begin(), w.end(), 0.0f);  // equal logits: the first class, 0
+  CHECK(softmax->evaluate(examples, w.data(), 0, 3).correct == 2);
 }
 
 TEST_CASE("a minibatch whose loss is not finite ends the run with the epochs before it") {

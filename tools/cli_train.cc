@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -93,7 +94,10 @@ std::string csv(const hogwild::Report& report) {
                                             e.train.accuracy, test_value(e, &E::accuracy),
                                             e.train.rmse,     test_value(e, &E::rmse)};
     if (virtual_time) values.push_back(e.virtual_seconds);
-    for (const auto& v : values) text += "," + (v ? fmt::format("{}", *v) : std::string());
+    // A value that is not finite (a diverged epoch's loss) is an empty field, as JSON's null.
+    for (const auto& v : values) {
+      text += "," + (v && std::isfinite(*v) ? fmt::format("{}", *v) : std::string());
+    }
     text += "\n";
   }
   return text;

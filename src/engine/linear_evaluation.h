@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -152,7 +153,8 @@ Evaluation evaluate_mapped(std::span<const float> w, double l2, const Rows& rows
     std::size_t correct = 0;
     void add(double m, float label) {
       loss += Loss::value(m, label);
-      correct += (m >= 0 ? 1.0f : -1.0f) == label;
+      // A margin that is not a number (diverged weights) predicts nothing: no example right.
+      correct += !std::isnan(m) && (m >= 0 ? 1.0f : -1.0f) == label;
     }
   };
   // Rows in groups of kMarginRows, their losses added in row order.

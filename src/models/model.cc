@@ -27,8 +27,11 @@ EvalSums Model::evaluate(const Examples& data, const float* w, std::size_t begin
     const double* logits = out.data() + (i - begin) * k;
     std::copy(logits, logits + k, z.begin());
     const auto y = static_cast<std::int32_t>(data.target(i));
-    sums.correct += static_cast<std::size_t>(std::max_element(z.begin(), z.end()) - z.begin()) ==
-                    static_cast<std::size_t>(y);
+    // Logits that are not numbers (diverged weights) predict no class: max_element would
+    // answer the first, which a NaN compares as the largest.
+    const bool numbers = std::none_of(z.begin(), z.end(), [](float v) { return std::isnan(v); });
+    sums.correct += numbers && static_cast<std::size_t>(std::max_element(z.begin(), z.end()) -
+                                                        z.begin()) == static_cast<std::size_t>(y);
     sums.loss += softmax_in_place(z.data(), k, y);
   }
   return sums;
