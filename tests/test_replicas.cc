@@ -455,6 +455,28 @@ TEST_CASE("--replicate: auto resolves from the run, explicit values are checked"
   c.replicate = TrainConfig::kReplicateAuto;
   CHECK_NOTHROW(c.validate());
   CHECK(c.resolved_replicate(10'000'000) == 2048);
+  // Where auto turns the replicas off whatever the data, hot features are refused, not ignored;
+  // --replicate M keeps them where replicas apply.
+  for (const int threads : {1, 18}) {
+    CAPTURE(threads);
+    c.threads = threads;
+    CHECK(c.resolved_replicate(10'000'000) == 0);
+    CHECK_THROWS_WITH_AS(
+        c.validate(),
+        doctest::Contains(
+            "--hot-features: expected 0 where --replicate auto turns the replicas off"),
+        InputError);
+    c.replicate = 64;
+    CHECK_NOTHROW(c.validate());
+    c.replicate = TrainConfig::kReplicateAuto;
+  }
+  c.threads = 2;
+  c.schedule = ScheduleSpec::parse("fixed:4");
+  CHECK_THROWS_WITH_AS(c.validate(),
+                       doctest::Contains("--hot-features: expected 0 where --replicate auto"),
+                       InputError);
+  c.schedule = {};
+  CHECK_NOTHROW(c.validate());
   c.model = SoftmaxModel{};
   CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("--hot-features: expected 0 for softmax"),
                        InputError);

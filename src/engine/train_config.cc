@@ -233,6 +233,19 @@ void validate_model(const TrainConfig& c) {
     fail("hot-features", "0 with --replicate off (it chooses what the replicas hold)",
          c.hot_features);
   }
+  // Where `auto` turns the replicas off whatever the data, hot features would go unused.
+  constexpr int kAutoMaxWorkers =
+      TrainConfig::kAutoStalenessBudget / TrainConfig::kAutoMinMergeEvery + 1;
+  if (c.hot_features > 0 && r == TrainConfig::kReplicateAuto && is_linear(c.model) &&
+      (!replicas_apply(c) || c.workers() < 2 || c.workers() > kAutoMaxWorkers)) {
+    fail(
+        "hot-features",
+        fmt::format("0 where --replicate auto turns the replicas off (with one worker or more than "
+                    "{}, minibatches, --delay, --simulate, --bounded-staleness or a speed model; "
+                    "--replicate M keeps them)",
+                    kAutoMaxWorkers),
+        c.hot_features);
+  }
   if (r > 0 && !replicas_apply(c)) {
     const char* loops =
         is_linear(c.model) ? "with --delay, --simulate, --bounded-staleness, minibatches (--batch, "
