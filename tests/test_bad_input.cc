@@ -280,6 +280,16 @@ TEST_CASE("command: predict takes LIBSVM rows without labels, not a file that mi
                 mixed +
                     ":4: expected features only, as on line 2 (a file without labels), "
                     "found the label '1'");
+  // A malformed example before the labelled one is the one named; a label that is not text is
+  // shown escaped, not cut at its NUL byte.
+  const std::string malformed_first = write("mixed3.svm", "1:0.5 2:x\n1 1:1\n");
+  check_refused("predict --model " + model + " --data " + malformed_first,
+                malformed_first + ":1: expected a numeric value for feature 2, found 'x'");
+  const std::string nul_label = write("mixed4.svm", std::string("1:0.5 2:1\n") + '\0' + "1 1:1\n");
+  check_refused("predict --model " + model + " --data " + nul_label,
+                nul_label +
+                    ":2: expected features only, as on line 1 (a file without labels), "
+                    "found the label '\\x001'");
   check_refused("predict --model " + model + " --data " + good + " --labels " + good,
                 "--labels: expected only with a model trained on IDX images, found a logistic "
                 "model trained on libsvm data (its labels are in --data)");

@@ -128,27 +128,47 @@ bool features_only(std::string_view line) {
 constexpr std::string_view kLibsvmForm = "[label] index:value ...";
 
 // LIBSVM text of features alone with a label of 0 before each example, which nothing compares
-// with, the lines kept where they were; a labelled example among them is refused.
-std::string with_zero_labels(std::string_view text, std::string_view name) {
-  std::string out;
-  out.reserve(text.size() + text.size() / 16);
-  std::size_t first = 0;
+// with, the lines kept where they were, up to the first example that holds a label.
+struct ZeroLabelled {
+  std::string text;          // the examples before a labelled one, each labelled 0
+  std::size_t first = 0;     // the first example's line
+  std::size_t labelled = 0;  // the line of the first example with a label (0: none)
+  std::string_view label;    // its label
+};
+
+ZeroLabelled with_zero_labels(std::string_view text) {
+  ZeroLabelled out;
+  out.text.reserve(text.size() + text.size() / 16);
   each_line(text, [&](std::size_t number, std::string_view line) {
     if (!skipped_line(line)) {
       if (!features_only(line)) {
-        throw hogwild::InputError(fmt::format(
-            "{}:{}: expected features only, as on line {} (a file without labels), found the "
-            "label '{}'",
-            name, number, first, first_token(line)));
+        out.labelled = number;
+        out.label = first_token(line);
+        return false;
       }
-      if (first == 0) first = number;
-      out += "0 ";
+      if (out.first == 0) out.first = number;
+      out.text += "0 ";
     }
-    out += line;
-    out += '\n';
+    out.text += line;
+    out.text += '\n';
     return true;
   });
   return out;
+}
+
+// Rows of features alone: the lines before a labelled example are parsed first, so that a
+// malformed line before it is the one named; then the labelled example is refused.
+hogwild::Dataset parse_unlabelled(std::string_view text, const std::string& name,
+                                  const hogwild::LibsvmReadOptions& options) {
+  const ZeroLabelled zero = with_zero_labels(text);
+  auto data = hogwild::parse_libsvm(zero.text, name, options);
+  if (zero.labelled != 0) {
+    throw hogwild::InputError(fmt::format(
+        "{}:{}: expected features only, as on line {} (a file without labels), found the "
+        "label {}",
+        name, zero.labelled, zero.first, hogwild::quote(zero.label)));
+  }
+  return data;
 }
 
 // LIBSVM rows with labels, or rows of features alone (`1:0.5 7:1`, the examples a user has
@@ -168,13 +188,13 @@ Predicted predict_libsvm(const hogwild::Checkpoint& model, const PredictOptions&
     } catch (const hogwild::InputError&) {
       text = hogwild::read_text(o.data);
       if (!features_only(first_example(text, o.data, kLibsvmForm))) throw;
-      const auto data = hogwild::parse_libsvm(with_zero_labels(text, o.data), o.data, options);
+      const auto data = parse_unlabelled(text, o.data, options);
       return {hogwild::predict(model, data, false), data.rows()};
     }
   }
   const bool labelled = !features_only(first_example(text, o.data, kLibsvmForm));
-  const auto data =
-      hogwild::parse_libsvm(labelled ? text : with_zero_labels(text, o.data), o.data, options);
+  const auto data = labelled ? hogwild::parse_libsvm(text, o.data, options)
+                             : parse_unlabelled(text, o.data, options);
   return {hogwild::predict(model, data, labelled), data.rows()};
 }
 

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace hogwild {
 
@@ -13,5 +14,10 @@ namespace hogwild {
 /// truncated after N compressed bytes", "PATH: expected valid bzip2 data, found corrupt data
 /// (...)") when it does not decompress.
 std::string read_text(const std::filesystem::path& path);
+
+/// A token of an input quoted for a message, `'token'`: its first 40 bytes, anything
+/// unprintable as `\xNN` (a NUL byte would end the message where it is shown), "..." after a
+/// longer one, so binary garbage neither floods the terminal nor cuts the message short.
+std::string quote(std::string_view token);
 
 }  // namespace hogwild

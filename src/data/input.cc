@@ -400,4 +400,14 @@ std::string read_text(const std::filesystem::path& path) {
   return detail::read_all(source, source.next(), detail::input_name(path));
 }
 
+std::string quote(std::string_view token) {
+  std::string shown;
+  for (const char c : token.substr(0, 40)) {
+    const auto u = static_cast<unsigned char>(c);
+    shown += (u >= 0x20 && u < 0x7f) ? std::string(1, c) : fmt::format("\\x{:02x}", u);
+  }
+  if (token.size() > 40) shown += "...";
+  return "'" + shown + "'";
+}
+
 }  // namespace hogwild

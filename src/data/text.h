@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "hogwild/input.h"
+
 namespace hogwild::detail {
 
 /// Parses all of `text` as a T; false when any of it is not part of the number.
@@ -18,17 +20,7 @@ bool parse_number(std::string_view text, T& out) {
   return ec == std::errc() && ptr == end;
 }
 
-/// A token quoted for a message, its first 40 bytes with anything unprintable escaped, so binary
-/// garbage does not flood the terminal.
-inline std::string quote(std::string_view token) {
-  std::string shown;
-  for (const char c : token.substr(0, 40)) {
-    const auto u = static_cast<unsigned char>(c);
-    shown += (u >= 0x20 && u < 0x7f) ? std::string(1, c) : fmt::format("\\x{:02x}", u);
-  }
-  if (token.size() > 40) shown += "...";
-  return "'" + shown + "'";
-}
+using hogwild::quote;
 
 /// Takes the first line off `rest` and returns it without its `#` comment.
 inline std::string_view next_line(std::string_view& rest) {
