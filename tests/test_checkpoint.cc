@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
@@ -560,6 +561,32 @@ TEST_CASE("the library's checkpoint cycle: record, save, load, check, resume exa
   CHECK_THROWS_WITH_AS(
       check_resumes(loaded, expected, "cycle.ckpt", rules),
       "cycle.ckpt: expected --step 0.5 as in this run, found 0.05 in the checkpoint", InputError);
+  // Values read as their options do: --step auto (two keys), --replicate auto and off.
+  TrainConfig automatic = longer;
+  automatic.optimizer.auto_step = true;
+  Checkpoint found_auto = loaded;
+  found_auto.config = config_to_json(automatic.resolved(), -1);
+  CHECK_THROWS_WITH_AS(check_resumes(found_auto, expected, "cycle.ckpt", rules),
+                       "cycle.ckpt: expected --step 0.5 as in this run, found --step auto (it "
+                       "chose 0.5) in the checkpoint",
+                       InputError);
+  CHECK_THROWS_WITH_AS(
+      check_resumes(expected, found_auto, "cycle.ckpt", rules),
+      "cycle.ckpt: expected --step auto as in this run, found --step 0.5 in the checkpoint",
+      InputError);
+  // (A softmax run's report keeps the replicas it resolved; a linear one's the option.)
+  auto with_replicate = [](const std::string& config, int replicate) {
+    auto json = nlohmann::json::parse(config);
+    json["replicate"] = replicate;
+    return json.dump();
+  };
+  found_auto.config = with_replicate(expected.config, 0);
+  const std::string given = expected.config;
+  expected.config = with_replicate(given, TrainConfig::kReplicateAuto);
+  CHECK_THROWS_WITH_AS(
+      check_resumes(found_auto, expected, "cycle.ckpt", rules),
+      "cycle.ckpt: expected --replicate auto as in this run, found off in the checkpoint",
+      InputError);
   expected.config = config_to_json(config.resolved(), -1);
   expected.classes = 3;
   CHECK_THROWS_WITH_AS(

@@ -21,6 +21,21 @@ std::string shown(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
+// A configuration value as its option reads: --replicate's numbers for auto and off.
+std::string shown(std::string_view key, const nlohmann::json& v) {
+  if (key == "replicate" && v == TrainConfig::kReplicateAuto) return "auto";
+  if (key == "replicate" && v == 0) return "off";
+  return shown(v);
+}
+
+// --step auto is two keys, the step it chose and `step_auto`: the step as its option reads.
+std::string step_shown(const nlohmann::json& config, bool chosen) {
+  if (!config.value("step_auto", false))
+    return config.contains("step") ? shown(config["step"]) : "";
+  return chosen && config.contains("step") ? "auto (it chose " + shown(config["step"]) + ")"
+                                           : "auto";
+}
+
 // The model, format, data shape, labels and mean of `found` against `expected`.
 void check_shape(const Checkpoint& found, const Checkpoint& expected, const auto& fail) {
   if (found.model != expected.model) {
@@ -86,21 +101,25 @@ void check_resumes(const Checkpoint& found, const Checkpoint& expected, std::str
   // Options that change what training computes must be the same; the free ones may change.
   const auto want = nlohmann::json::parse(expected.config);
   const auto got = nlohmann::json::parse(found.config);
+  if (want.value("step_auto", false) != got.value("step_auto", false) && !is_free("step")) {
+    fail(fmt::format("{} {} as in this run, found {} {} in the checkpoint", named("step"),
+                     step_shown(want, false), named("step"), step_shown(got, true)));
+  }
   for (const auto& [key, value] : want.items()) {
     if (is_free(key)) continue;
     if (!got.contains(key)) {
       fail(fmt::format("{} {} as in this run, found a checkpoint without it", named(key),
-                       shown(value)));
+                       shown(key, value)));
     }
     if (got.at(key) != value) {
-      fail(fmt::format("{} {} as in this run, found {} in the checkpoint", named(key), shown(value),
-                       shown(got.at(key))));
+      fail(fmt::format("{} {} as in this run, found {} in the checkpoint", named(key),
+                       shown(key, value), shown(key, got.at(key))));
     }
   }
   for (const auto& [key, value] : got.items()) {
     if (!is_free(key) && !want.contains(key)) {
       fail(fmt::format("no {} (not an option of this run), found {} in the checkpoint", named(key),
-                       shown(value)));
+                       shown(key, value)));
     }
   }
   // Last: an option that differs names the cause better than the data it changes would. A
