@@ -236,8 +236,8 @@ TEST_CASE("corrupt, truncated, foreign and mismatched checkpoints exit 2 with on
   CHECK(checkpoint_file_error(base + " --epochs 3 --resume " + foreign)
             .find("expected a hogwild checkpoint (magic 'HOGWCKPT')") != std::string::npos);
   CHECK(checkpoint_file_error(base + " --epochs 3 --step 0.25 --resume " + good)
-            .find(good + ": expected --step 0.25 as in this run, found 0.5 in the "
-                         "checkpoint") != std::string::npos);
+            .find(good + ": expected --step 0.25 as in this run, found --step auto (it chose "
+                         "0.5) in the checkpoint") != std::string::npos);
   CHECK(checkpoint_file_error(base + " --epochs 3 --model hinge --resume " + good)
             .find(good + ": expected a checkpoint of a hinge model (--model), found one of a "
                          "logistic model") != std::string::npos);
