@@ -232,12 +232,28 @@ TEST_CASE("command: an output that is an input, another output or empty exits 2 
        "--out: expected a directory to write, found '-'"},
       {"sweep --out " + dir + "/sweep --grid threads=1 --train " + good + " --target-accuracy 50",
        "--target-accuracy: expected a fraction in [0, 1] (0.9 for 90%), found '50'"},
+      // Each run's options are checked as train checks them before the sweep starts one.
+      {"sweep --out " + dir + "/sweep --grid threads=1,2 --epochs 1",
+       "run threads=1: --train is required"},
+      {"sweep --out " + dir + "/sweep --grid threads=1 --threads 2 --train " + good,
+       "--grid: expected keys that no other argument gives, found --threads in both"},
+      {"sweep --out " + dir + "/sweep --grid policy=racy,serial --threads 2 --train " + good,
+       "run policy=serial: --threads: expected 1 with --policy serial (it runs one worker), found "
+       "2"},
+      {"sweep --out " + dir + "/sweep --grid step=0.1,abc --train " + good,
+       "run step=abc: --step: expected a number or auto, found 'abc'"},
+      {"sweep --out " + dir + "/sweep --grid threads=1,2 --train " + dir + "/missing.svm",
+       "run threads=1: " + dir + "/missing.svm: cannot open: No such file or directory"},
+      {"sweep --out " + dir + "/sweep --grid threads=1 --train -",
+       "run threads=1: --train: expected a file, found '-' (standard input, which one run alone "
+       "could read)"},
   };
   for (const auto& c : cases) {
     check_refused(c.args, c.message);
     CHECK(slurp(good) == data);
     CHECK_FALSE(fs::exists(report));
     CHECK_FALSE(fs::exists("-"));
+    CHECK_FALSE(fs::exists(dir + "/sweep"));
   }
 }
 

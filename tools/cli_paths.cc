@@ -56,6 +56,18 @@ bool same_file(const std::string& a, const std::string& b) {
 
 }  // namespace
 
+void check_readable(const std::string& path) {
+  if (path.empty() || path == "-") return;
+  const auto refuse = [&](int error) {
+    throw hogwild::SystemError(fmt::format("{}: cannot open: {}", path, std::strerror(error)));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) refuse(errno);
+  ::close(fd);
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) refuse(EISDIR);
+}
+
 void check_writable(const std::string& path, Written how) {
   if (path.empty()) return;
   std::error_code ec;

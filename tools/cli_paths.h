@@ -53,6 +53,11 @@ enum class Written {
 /// reader); a file written by renaming must be a regular file (or a link to one, which stays).
 void check_writable(const std::string& path, Written how = Written::kInPlace);
 
+/// Checks, before any work, that `path` can be opened for reading; SystemError "PATH: cannot
+/// open: ..." (the readers' own words) otherwise. An empty path (not given) and "-" (standard
+/// input) pass; a FIFO is not waited on.
+void check_readable(const std::string& path);
+
 /// A file named by an option: `--json` and its value.
 struct NamedFile {
   std::string_view option;  ///< the option, as the user wrote it

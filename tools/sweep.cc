@@ -1,5 +1,7 @@
 // `hogwild sweep`: runs `hogwild train` over a grid of options, one child process per run, so
-// a run that fails (bad value, divergence, crash) is recorded and the sweep goes on.
+// a run that fails (divergence, a crash, data it cannot read) is recorded and the sweep goes
+// on. Every run's options are first parsed and checked as `train` checks them, so that bad
+// usage stops the sweep before any run rather than failing every run alike.
 #include "sweep.h"
 
 #include <fcntl.h>
@@ -103,12 +105,55 @@ Grid read_grid(const SweepOptions& o) {
   return grid;
 }
 
-// Refuses the pass-through options that every run would share, as `--opt VALUE` or `--opt=VALUE`.
-void check_train_args(const std::vector<std::string>& args) {
+// Refuses the pass-through options that every run would share, as `--opt VALUE` or `--opt=VALUE`,
+// and those the grid gives too (each run would get the option twice).
+void check_train_args(const std::vector<std::string>& args, const Grid& grid) {
   for (const auto& a : args) {
     const std::string option = a.substr(0, a.find('='));
     if (const std::string refused = refusal(option); !refused.empty())
       throw hogwild::InputError(refused);
+    for (const auto& [key, _] : grid) {
+      if (option == "--" + key) {
+        throw hogwild::InputError(fmt::format(
+            "--grid: expected keys that no other argument gives, found {} in both", option));
+      }
+    }
+  }
+}
+
+// Parses the arguments of run `name` (after the executable) and checks its options as `hogwild
+// train` does, without running it; throws InputError naming the run.
+void check_run(const std::vector<std::string>& args, const std::string& name) {
+  CLI::App app;
+  TrainArgs train;
+  const CLI::App* command = add_train(app, train);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // as CLI11 takes them
+  const auto refuse = [&](const std::string& what) {
+    throw hogwild::InputError(fmt::format("run {}: {}", name, what));
+  };
+  try {
+    app.parse(reversed);
+    apply(train);
+    const NamedFile inputs[] = {{"--train", train.train},
+                                {"--test", train.test},
+                                {"--train-labels", train.train_labels},
+                                {"--test-labels", train.test_labels}};
+    for (const auto& input : inputs) {
+      if (input.path == "-") {
+        throw hogwild::InputError(fmt::format(
+            "{}: expected a file, found '-' (standard input, which one run alone could read)",
+            input.option));
+      }
+      check_readable(input.path);
+    }
+  } catch (const CLI::ConversionError& e) {
+    refuse(conversion_message(*command, e.what()));
+  } catch (const CLI::ParseError& e) {
+    refuse(e.what());
+  } catch (const hogwild::InputError& e) {
+    refuse(e.what());
+  } catch (const hogwild::SystemError& e) {
+    refuse(e.what());
   }
 }
 
@@ -418,9 +463,12 @@ fs::path write_results(const Grid& grid, std::vector<Row>& rows, const fs::path&
 // Runs every combination of the grid and writes results.csv; returns the exit code.
 int sweep_grid(const SweepOptions& o) {
   const Grid grid = read_grid(o);
-  check_train_args(o.train_args);
+  check_train_args(o.train_args, grid);
   const std::vector<Combo> all = combos(grid);
   const std::vector<std::string> names = run_names(all);
+  for (std::size_t index = 0; index < all.size(); ++index) {
+    check_run(run_args(o, all[index]), names[index]);
+  }
   const fs::path out(o.out);
   std::error_code ec;
   fs::create_directories(out, ec);
