@@ -309,6 +309,17 @@ TEST_CASE("command: predict takes LIBSVM rows without labels, not a file that mi
   check_refused("predict --model " + model + " --data " + good + " --labels " + good,
                 "--labels: expected only with a model trained on IDX images, found a logistic "
                 "model trained on libsvm data (its labels are in --data)");
+  // IDX images (their magic 00 00 08 03) for a model trained on LIBSVM text.
+  const std::string images = write("images.idx", std::string("\0\0\x08\x03"
+                                                             "\0\0\0\x01"
+                                                             "\0\0\0\x01"
+                                                             "\0\0\0\x02"
+                                                             "ab",
+                                                             18));
+  check_refused("predict --model " + model + " --data " + images,
+                images +
+                    ": expected LIBSVM text for this logistic model (trained on libsvm data), "
+                    "found an IDX file");
   const std::string labels_first = write("mixed2.svm", "1 1:1\n2:1 3:1\n");
   check_refused("predict --model " + model + " --data " + labels_first,
                 labels_first + ":2: expected a label before the features, found '2:1'");

@@ -171,6 +171,16 @@ hogwild::Dataset parse_unlabelled(std::string_view text, const std::string& name
   return data;
 }
 
+// IDX images given to a model trained on LIBSVM text: their first bytes say so, where the text
+// reader would name the first bytes it cannot parse.
+void refuse_idx(std::string_view text, const hogwild::Checkpoint& model, const std::string& name) {
+  if (text.size() >= 4 && text[0] == '\0' && text[1] == '\0' && text[2] == '\x08') {
+    throw hogwild::InputError(fmt::format(
+        "{}: expected LIBSVM text for this {} model (trained on libsvm data), found an IDX file",
+        name, model.model));
+  }
+}
+
 // LIBSVM rows with labels, or rows of features alone (`1:0.5 7:1`, the examples a user has
 // no label for), the file's first example deciding which. A labelled file is read as training
 // reads it (mapped, not copied); one whose reading fails is read again as text when its first
@@ -187,11 +197,13 @@ Predicted predict_libsvm(const hogwild::Checkpoint& model, const PredictOptions&
       return {hogwild::predict(model, data, true), data.rows()};
     } catch (const hogwild::InputError&) {
       text = hogwild::read_text(o.data);
+      refuse_idx(text, model, o.data);
       if (!features_only(first_example(text, o.data, kLibsvmForm))) throw;
       const auto data = parse_unlabelled(text, o.data, options);
       return {hogwild::predict(model, data, false), data.rows()};
     }
   }
+  refuse_idx(text, model, o.data);
   const bool labelled = !features_only(first_example(text, o.data, kLibsvmForm));
   const auto data = labelled ? hogwild::parse_libsvm(text, o.data, options)
                              : parse_unlabelled(text, o.data, options);
