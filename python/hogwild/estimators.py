@@ -96,11 +96,13 @@ class _HogwildEstimator(BaseEstimator):
         """The options of `hogwild train` for `model` on X (and a constant feature)."""
         options = dict(model=model, epochs=self.epochs, step=self.step, l2=self.l2,
                        policy=self.policy, threads=self.threads, seed=self.seed)
-        if model not in _LINEAR:
-            options.update(batch=self.batch, optimizer=self.optimizer,
-                           step_schedule=self.step_schedule, decay=self.decay)
-        if model == "mlp" and self.hidden is not None:
-            options["hidden"] = [int(width) for width in np.atleast_1d(self.hidden)]
+        # Passed whatever the model: train() refuses one the model does not take (an adaptive
+        # optimiser for a linear model, hidden layers but for mlp) rather than ignore it.
+        for name in ("batch", "optimizer", "step_schedule", "decay"):
+            options[name] = getattr(self, name, None)
+        hidden = getattr(self, "hidden", None)
+        if hidden is not None:
+            options["hidden"] = [int(width) for width in np.atleast_1d(hidden)]
         extra = dict(self.options or {})
         if "model" in extra:
             raise ValueError("options: expected options other than model (a parameter of the "
@@ -120,6 +122,9 @@ class _HogwildEstimator(BaseEstimator):
         # feature of 1 (LIBLINEAR's -B 1), regularised as the other weights are; with replicas,
         # merges add the workers' mean change of its weight (TrainConfig::kMeanMergeMinShare).
         intercept = self.fit_intercept and model in _LINEAR
+        if not self.fit_intercept and model not in _LINEAR:
+            raise ValueError(f"fit_intercept: expected True for {model} (its biases are part of "
+                             "the model), found False")
         options = self._train_options(model, X, intercept)
         # The training loss after each epoch (report_, the divergence check) from 10,000 examples
         # rather than a pass over all of them, which on large data costs about an epoch of
@@ -174,8 +179,9 @@ class HogwildClassifier(ClassifierMixin, _HogwildEstimator):
     model: auto (logistic for two classes, softmax for more), logistic, hinge (two classes),
     softmax or mlp. epochs, step, l2, batch, optimizer, step_schedule, decay, hidden, policy,
     threads (0 = every core) and seed are `hogwild train`'s options of those names; options is a
-    dict of any other (say {"order": "rows"}). fit_intercept appends a constant feature to
-    linear models. Fitted: classes_, model_ (a hogwild.Model), report_ (the training report, its
+    dict of any other (say {"order": "rows"}); an option the model does not take is refused
+    (ValueError). fit_intercept appends a constant feature to linear models (softmax and mlp
+    have biases of their own: False is refused). Fitted: classes_, model_ (a hogwild.Model), report_ (the training report, its
     training loss from 10,000 examples unless options gives train_loss_sample), n_iter_
     (epochs), coef_ and intercept_ (linear and softmax models).
     """

@@ -75,6 +75,22 @@ def test_hinge_has_no_probabilities_and_refuses_three_classes():
         clf.fit(X, y)
 
 
+def test_options_reach_every_model_and_those_it_does_not_take_are_refused():
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    # A linear model takes minibatches and a step schedule: the run says it used them.
+    clf = HogwildClassifier(batch=4, step_schedule="inverse", threads=1, epochs=2).fit(X, y)
+    assert clf.report_["config"]["schedule"] == "fixed:4"
+    assert clf.report_["config"]["step_schedule"] == "inverse"
+    for options, message in ((dict(hidden=[8]), "--hidden: expected only with --model mlp"),
+                             (dict(optimizer="adam"), "--optimizer: expected sgd for the linear"),
+                             (dict(model="softmax", hidden=[8]), "--hidden: expected only with")):
+        with pytest.raises(ValueError, match=message):
+            HogwildClassifier(threads=1, epochs=1, **options).fit(X, y)
+    with pytest.raises(ValueError, match="fit_intercept: expected True for softmax"):
+        HogwildClassifier(model="softmax", fit_intercept=False, epochs=1).fit(X, y)
+
+
 def test_training_loss_from_a_sample_of_large_data_and_from_all_when_told():
     # 12,000 rows: the estimators measure the training loss on 10,000 of them; the weights are
     # those of measuring all (one thread, the same seed), and options can ask for every row.
