@@ -108,6 +108,8 @@ def train(X, y, *, X_test=None, y_test=None, intercept=False, control=None, verb
         values = _arrays.labels_of(y, users.shape[0], np.float32)
         if X_test is not None:
             test_users, test_items = _arrays.pairs(X_test, "X_test")
+            if test_users.shape[0] == 0:
+                raise ValueError("X_test: expected at least one test example, found none")
             test = (test_users, test_items,
                     _arrays.labels_of(y_test, test_users.shape[0], np.float32, "y_test"))
         run = lambda: _hogwild.train_ratings(users, items, values, test, args, control, verbose)
@@ -161,6 +163,9 @@ def _check_binary(y):
 
 
 def _check_width(X_test, X):
+    """X_test fits X's model and holds examples: an empty one would report a test loss of 0."""
+    if X_test.shape[0] == 0:
+        raise ValueError("X_test: expected at least one test example, found none")
     if X_test.shape[1] != X.shape[1]:
         raise ValueError(f"X_test: expected {X.shape[1]} features (as X), found "
                          f"{X_test.shape[1]}")

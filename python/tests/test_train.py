@@ -175,6 +175,12 @@ def test_bad_data_raises_value_error_naming_what_is_wrong(tmp_path):
         hogwild.train(X, np.array([0, 1, 2, 1]))
     with pytest.raises(ValueError, match="X_test: expected 4 features"):
         hogwild.train(X, y, X_test=X[:, :3], y_test=y)
+    for model in ("logistic", "squared", "softmax"):  # where it reported a test loss of 0
+        with pytest.raises(ValueError, match="X_test: expected at least one test example"):
+            hogwild.train(X, y, X_test=X[:0], y_test=y[:0], model=model)
+    with pytest.raises(ValueError, match="X_test: expected at least one test example"):
+        hogwild.train(np.array([[0, 1], [1, 0]]), np.array([3.0, 4.0]), model="mf",
+                      X_test=np.zeros((0, 2), dtype=int), y_test=np.zeros(0))
     with pytest.raises(ValueError, match=r"y: row 0: expected an integer class label"):
         hogwild.train(X, y + 0.5, model="softmax")
     with pytest.raises(ValueError, match=r"y: row 1: expected a class label in \[-2147483648"):
