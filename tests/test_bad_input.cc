@@ -228,6 +228,11 @@ TEST_CASE("command: an output that is an input, another output or empty exits 2 
        "called -)"},
       {"train --train " + good + " --checkpoint -", "--checkpoint: expected a file to write"},
       {"gen sparse --rows 4 --out -", "--out: expected a file to write, found '-'"},
+      // Counts beyond their type's range, which CLI11 reads as its largest value.
+      {"gen sparse --rows 99999999999999999999999 --out " + report,
+       "--rows: expected an integer in [0, 18446744073709551615], found "
+       "'99999999999999999999999'"},
+      {"gen sparse --rows -1 --out " + report, "--rows: expected a non-negative integer"},
       {"sweep --out - --grid threads=1 --train " + good,
        "--out: expected a directory to write, found '-'"},
       {"sweep --out " + dir + "/sweep --grid threads=1 --train " + good + " --target-accuracy 50",
@@ -444,6 +449,8 @@ TEST_CASE("command: options out of range or unparsable exit 2 and name the optio
        "--train-loss-sample: expected a non-negative integer, found '-1'"},
       {"--train-loss-sample 0.5", "--train-loss-sample: expected a non-negative integer"},
       {"--limit -1", "--limit: expected a non-negative integer, found '-1'"},
+      {"--seed 1180591620717411303424",
+       "--seed: expected an integer in [0, 18446744073709551615], found '1180591620717411303424'"},
       {"--epochs 99999999999999999999",
        "--epochs: expected an integer in [-2147483648, 2147483647], found "
        "'99999999999999999999'"},

@@ -23,6 +23,7 @@
 #include "cli_train.h"
 #include "hogwild/hogwild.h"
 #include "sweep.h"
+#include "train_options.h"
 
 namespace {
 
@@ -52,7 +53,9 @@ const CLI::App& given_command(const CLI::App& app, int argc, char** argv) {
 // Adds `name` to `cmd`, bound to `value`, its current value shown as the default.
 template <class T>
 CLI::Option* add(CLI::App* cmd, const std::string& name, T& value, const std::string& help) {
-  return cmd->add_option(name, value, help)->capture_default_str();
+  auto* option = cmd->add_option(name, value, help);
+  if constexpr (std::is_unsigned_v<T>) option->check(hogwild_cli::unsigned_range<T>());
+  return option->capture_default_str();
 }
 
 // ---- gen sparse, gen ratings ------------------------------------------------------------

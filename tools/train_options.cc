@@ -33,14 +33,8 @@ CLI::Option* to(CLI::App& cmd, A& a, const TrainOption& self) {
     return cmd.add_flag(name, field, help);
   } else {
     auto* option = cmd.add_option(name, field, help);
-    // CLI11 reads "-1" into an unsigned field as its largest value (--limit -1: no limit).
     if constexpr (std::is_unsigned_v<std::remove_cvref_t<decltype(field)>>) {
-      option->check(CLI::Validator(
-          [](const std::string& value) {
-            if (value.find('-') == std::string::npos) return std::string();
-            return fmt::format("expected a non-negative integer, found '{}'", value);
-          },
-          "", "non-negative"));
+      option->check(unsigned_range<std::remove_cvref_t<decltype(field)>>());
     }
     if (self.flags & kOutput) {
       option->check(output_path());

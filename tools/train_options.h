@@ -4,9 +4,13 @@
 // binding, validation, report key, resume compatibility): --help, parsing, the run's config,
 // the resume check and the sweep all read it.
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -94,6 +98,27 @@ struct TrainOption {
   /// refused rather than ignored.
   Applies applies = nullptr;
 };
+
+/// CLI11 check of an option of unsigned type T: CLI11 reads "-1" as T's largest value (--limit
+/// -1 as no limit) and a number beyond T's range as the largest too (--seed 2^70 as 2^64 - 1);
+/// both are refused.
+template <class T>
+CLI::Validator unsigned_range() {
+  return CLI::Validator(
+      [](const std::string& value) {
+        if (value.find('-') != std::string::npos) {
+          return fmt::format("expected a non-negative integer, found '{}'", value);
+        }
+        T parsed{};
+        if (std::from_chars(value.data(), value.data() + value.size(), parsed).ec ==
+            std::errc::result_out_of_range) {
+          return fmt::format("expected an integer in [0, {}], found '{}'",
+                             std::numeric_limits<T>::max(), value);
+        }
+        return std::string();
+      },
+      "", "non-negative");
+}
 
 /// The table: every option of `hogwild train`, in --help order.
 std::span<const TrainOption> train_options();
