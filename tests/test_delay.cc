@@ -213,6 +213,39 @@ TEST_CASE("flush loses no update: every computed update is applied") {
   }
 }
 
+TEST_CASE("single-sample updates held by a delay under a speed model are kept and all applied") {
+  // The speed model's clock takes the linear models' minibatch path, one sample a batch: its
+  // delayed updates need the pending payloads' slots too (they had none, and the run crashed).
+  const auto p = problem(3000);
+  struct Run {
+    int threads, simulate;
+    bool virtual_time;
+  };
+  for (const Run run : {Run{1, 0, false}, Run{1, 3, true}, Run{2, 0, false}}) {
+    for (const std::string delay : {"const:0", "const:2", "uniform:5"}) {
+      CAPTURE(run.threads);
+      CAPTURE(run.simulate);
+      CAPTURE(delay);
+      TrainConfig c;
+      c.policy = run.threads == 1 && run.simulate == 0 ? Policy::kSerial : Policy::kRacy;
+      c.threads = run.threads;
+      c.simulate = run.simulate;
+      c.virtual_time = run.virtual_time;
+      c.epochs = 2;
+      c.optimizer.step = 0.1;
+      c.delay = DelaySpec::parse(delay);
+      const auto plain = hogwild::train(c, p.train, nullptr);
+      c.speed.parse_speeds(run.simulate > 0 ? "1,1,1" : run.threads == 2 ? "1,1" : "1");
+      const auto timed = hogwild::train(c, p.train, nullptr);
+      CHECK(timed.updates_computed == 2 * p.train.rows());
+      CHECK(timed.updates_applied == timed.updates_computed);
+      // One worker, or virtual workers at speed 1: the same updates in the same order as
+      // without a speed model.
+      if (run.threads == 1) CHECK(timed.weights == plain.weights);
+    }
+  }
+}
+
 TEST_CASE("simulation mode is bit-reproducible") {
   const auto p = problem(4000);
   TrainConfig c;

@@ -111,8 +111,10 @@ struct alignas(kCacheLine) WorkerState {
               detail::derive_seed(seed_base, 0x5bee0000u + worker),
               clocks ? clocks(worker) : nullptr, stop) {
     stats.size_for(config.epochs, config.delay.max_delay());
-    const bool batched =
-        config.schedule->kind == ScheduleSpec::Kind::kTime || config.schedule->batch > 1;
+    // The minibatch path: minibatches, time windows, and single samples under a speed model
+    // (whose clock the path keeps); with delays, each pending update's payload needs a slot.
+    const bool batched = config.schedule->kind == ScheduleSpec::Kind::kTime ||
+                         config.schedule->batch > 1 || config.speed.active();
     if (batched) {
       const std::size_t capacity = config.schedule->capacity();
       batch.reserve(capacity);
