@@ -191,6 +191,7 @@ TEST_CASE("command: an output that is an input, another output or empty exits 2 
   fs::remove(work_dir() / "apart-link.svm");
   fs::create_symlink(good, work_dir() / "apart-link.svm");
   const std::string report = dir + "/apart.json";
+  const std::string trace = write("apart-delays.txt", "0\n3\n1\n");
   const std::string report_again = dir + "/sub/../apart.json";
   fs::create_directories(work_dir() / "sub");
   struct Case {
@@ -206,6 +207,9 @@ TEST_CASE("command: an output that is an input, another output or empty exits 2 
       {"train --train " + good + " --json " + report + " --csv " + report_again,
        "--csv: expected a file other than the --json file, found " + report_again +
            " (one would be lost)"},
+      {"train --train " + good + " --delay trace:" + trace + " --csv " + trace,
+       "--csv: expected a file other than the --delay file, found " + trace +
+           " (it would be overwritten)"},
       {"train --train " + good + " --resume " + report + " --json " + report,
        "--json: expected a file other than the --resume file"},
       {"predict --model " + report + " --data " + good + " --out " + good,
@@ -260,6 +264,7 @@ TEST_CASE("command: an output that is an input, another output or empty exits 2 
     CHECK_FALSE(fs::exists("-"));
     CHECK_FALSE(fs::exists(dir + "/sweep"));
   }
+  CHECK(slurp(trace) == "0\n3\n1\n");
 }
 
 TEST_CASE("command: predict --out - writes standard output, as without --out") {

@@ -479,14 +479,17 @@ void check_outputs(const TrainArgs& a) {
   check_writable(a.checkpoint, Written::kRenamed);
   // --resume last: the checkpoint is checked apart from the inputs before it, the reports from
   // it too.
+  constexpr std::string_view kTrace = "trace:";
+  const std::string trace = a.delay.starts_with(kTrace) ? a.delay.substr(kTrace.size()) : "";
   const NamedFile inputs[] = {{"--train", a.train},
                               {"--test", a.test},
                               {"--train-labels", a.train_labels},
                               {"--test-labels", a.test_labels},
+                              {"--delay", trace},
                               {"--resume", a.resume}};
   const NamedFile outputs[] = {
       {"--json", a.json}, {"--csv", a.csv}, {"--checkpoint", a.checkpoint}};
-  check_outputs_apart(std::span(inputs).first(4), outputs);
+  check_outputs_apart(std::span(inputs).first(5), outputs);
   check_outputs_apart(std::span(inputs).last(1), std::span(outputs).first(2));
   check_one_standard_input(inputs);
 }
