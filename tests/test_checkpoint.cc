@@ -185,6 +185,13 @@ TEST_CASE("--patience resumes its count of epochs without improvement where the 
   CHECK(resumed.epochs.back().epoch == last);
   CHECK(resumed.weights == whole.weights);
 
+  // Resumed from the epoch where --patience ended it, the run ends there: no epoch trained.
+  const SavedState& last_state = states[static_cast<std::size_t>(last)];
+  const auto again = hogwild::train(config, problem.train, &problem.test, {}, &last_state.state);
+  CHECK(again.stopped == StopReason::kConverged);
+  CHECK(again.epochs.size() == 1);
+  CHECK(again.weights == whole.weights);
+
   // Without the count (a checkpoint written before it was kept) the run counts again from the
   // epoch it resumes, and stops later.
   TrainState uncounted = resume;

@@ -168,6 +168,8 @@ class Driver {
     if (resume && resume->patience) {
       best_loss_ = resume->patience->best;
       epochs_without_improvement_ = resume->patience->wait;
+      // A run resumed from the epoch where --patience ended it ends there too.
+      converged_ = config_.patience > 0 && epochs_without_improvement_ >= config_.patience;
     }
     if (config_.plateau) {
       plateau_.emplace(config_.plateau_patience, config_.plateau_factor, config_.plateau_threshold,
@@ -177,6 +179,10 @@ class Driver {
     }
     initial.step = kernel_.step_of(initial.epoch, true);
     if (!record(initial)) return std::move(result_);
+    if (converged_) {
+      result_.converged = true;
+      return std::move(result_);
+    }
 
     std::vector<std::uint32_t> order(config_.rows);
     std::iota(order.begin(), order.end(), 0u);
