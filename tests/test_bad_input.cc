@@ -572,6 +572,11 @@ TEST_CASE("command: an option the run does not use is refused, naming what it ne
       {"--epochs 1 --coherence-sample 0.5 --coherence-lag 2", ""},
       {"--coherence-sample 0 --coherence-lag 2",
        "--coherence-lag: expected only with --coherence-sample above 0"},
+      {"--batch 2 --coherence-sample 0.5",
+       "--coherence-sample: expected only with single-sample updates for the linear models "
+       "(their minibatches keep no gradient to compare), found --schedule fixed:2"},
+      {"--threads 2 --worker-speed 1,0.5 --coherence-sample 0.5",
+       "--coherence-sample: expected only with single-sample updates for the linear models"},
       {"--epochs 1 --schedule time:1ms --max-batch 2", ""},
       {"--batch 2 --max-batch 2",
        "--max-batch: expected only with --schedule time:W (the windows it closes), found "

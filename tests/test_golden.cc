@@ -129,8 +129,7 @@ const std::vector<Case> kCases = {
      kSparse + " --model squared --simulate 2 --epochs 4 --step 0.5 --checkpoint @sq.ckpt "
                "--resume @sq.ckpt"},
     {"logistic_binary_serial_l2", kBinary + " --policy serial --l2 0.001 --epochs 3 --step 0.5"},
-    {"logistic_binary_simulate_batch",
-     kBinary + " --simulate 2 --batch 8 --coherence-sample 0.2 --epochs 2 --step 0.5"},
+    {"logistic_binary_simulate_batch", kBinary + " --simulate 2 --batch 8 --epochs 2 --step 0.5"},
     {"logistic_binary_wide_replicas",
      kBinaryWide + " --policy racy --threads 1 --replicate 64 --epochs 2 --step 0.5"},
     {"hinge_wide_simulate_delay",

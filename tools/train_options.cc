@@ -244,6 +244,19 @@ std::string with_coherence(const A&, const TC& c) {
   return "--coherence-sample above 0 (the measurement it sets), found --coherence-sample 0";
 }
 
+// The linear models measure coherence on single-sample updates: their minibatch path (which a
+// speed model's clock takes too) keeps no gradient to compare.
+std::string with_single_samples(const A&, const TC& c) {
+  if (!hogwild::is_linear(c.model)) return {};
+  const hogwild::ScheduleSpec s = c.minibatches();
+  const bool single = s.kind == hogwild::ScheduleSpec::Kind::kFixed && s.batch <= 1;
+  if (single && !c.speed.active()) return {};
+  return fmt::format(
+      "single-sample updates for the linear models (their minibatches keep no gradient to "
+      "compare), found {}",
+      single ? "a speed model (--worker-speed, --straggler or --pause)" : "--schedule " + s.text);
+}
+
 std::string with_time_windows(const A&, const TC& c) {
   const hogwild::ScheduleSpec s = c.minibatches();
   if (s.kind == hogwild::ScheduleSpec::Kind::kTime) return {};
@@ -372,7 +385,8 @@ const TrainOption kTable[] = {
   {"--staleness-sample", "staleness_sample", kFree, "fraction of updates whose staleness is "
    "measured (1 = all, 0 = off)", cfg<&TC::staleness_sample>},
   {"--coherence-sample", "coherence_sample", kFree, "fraction of steps whose gradient coherence "
-   "is measured (0 = off)", cfg<&TC::coherence_sample>},
+   "is measured (0 = off; the linear models measure single-sample updates)",
+   cfg<&TC::coherence_sample>, nullptr, with_single_samples},
   {"--coherence-lag", "coherence_lag", kFree, "coherence compares a gradient with the worker's "
    "gradient this many steps back", cfg<&TC::coherence_lag>, nullptr, with_coherence},
   {"--simulate", "simulate", 0, "K virtual workers (up to 1024) in one thread, each with its own "
