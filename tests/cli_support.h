@@ -13,6 +13,8 @@
 #include <sstream>
 #include <string>
 
+#include "sanitized.h"
+
 namespace hogwild::test {
 
 /// Exit code and captured output of one command.
@@ -41,17 +43,6 @@ inline std::string slurp(const std::filesystem::path& p) {
   s << in.rdbuf();
   return s.str();
 }
-
-/// Whether this build runs under AddressSanitizer or ThreadSanitizer, which reserve terabytes
-/// of address space for their shadow memory (a limit on it would stop them).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-inline constexpr bool kSanitized =
-    __has_feature(address_sanitizer) || __has_feature(thread_sanitizer);
-#else
-inline constexpr bool kSanitized = false;
-#endif
 
 /// Runs `hogwild ARGS` through the shell, its standard input read from `input` (none by
 /// default), after the shell commands `before` (a `ulimit`, say); captures its exit code and

@@ -15,6 +15,7 @@
 
 #include "hogwild/error.h"
 #include "hogwild/libsvm.h"
+#include "sanitized.h"
 
 namespace fs = std::filesystem;
 using hogwild::InputError;
@@ -615,4 +616,18 @@ TEST_CASE("command: values a --data-precision cannot hold exit 2 naming the file
   CHECK(f16.err.find(huge + ": expected values within +-65504 for --data-precision f16") !=
         std::string::npos);
   CHECK(run("train --train " + negative + " --data-precision f16 --epochs 1 --quiet").code == 0);
+}
+
+TEST_CASE("command: a size no allocation could hold exits 1, out of memory, in one line") {
+  if (!fs::exists(cli())) {
+    MESSAGE("the hogwild command is not built (HOGWILD_BUILD_TOOLS=OFF); skipped");
+    return;
+  }
+  // The sanitizers' allocators abort on such a request rather than fail it.
+  if (hogwild::test::kSanitized) return;
+  const auto r =
+      run("gen sparse --rows 9223372036854775807 --out " + (work_dir() / "huge.svm").string());
+  CHECK(r.code == 1);
+  CHECK(r.err == "hogwild: out of memory\n");
+  CHECK_FALSE(fs::exists(work_dir() / "huge.svm"));
 }

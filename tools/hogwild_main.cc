@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -406,6 +407,9 @@ int main(int argc, char** argv) {
   } catch (const hogwild::DivergenceError& e) {
     return fail(e, kExitDiverged);
   } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "hogwild: out of memory\n");
+    return hogwild_cli::kExitOutOfMemory;
+  } catch (const std::length_error&) {  // a size beyond what any allocation could hold
     fmt::print(stderr, "hogwild: out of memory\n");
     return hogwild_cli::kExitOutOfMemory;
   }
