@@ -81,6 +81,7 @@ void check_same(const Checkpoint& a, const Checkpoint& b) {
   CHECK(a.plateau.scale == b.plateau.scale);
   CHECK(a.plateau.best == b.plateau.best);
   CHECK(a.plateau.wait == b.plateau.wait);
+  CHECK(a.plateau.ended == b.plateau.ended);
   REQUIRE(a.patience.has_value() == b.patience.has_value());
   if (a.patience) {
     CHECK(a.patience->best == b.patience->best);
@@ -217,6 +218,8 @@ TEST_CASE("checkpoint round trip keeps every field and every bit of the arrays")
   mf.weights.assign(10, -0.0f);
   check_same(parse_checkpoint(serialize_checkpoint(mf), "mf.ckpt"), mf);
   mf.plateau = {0.04, 0.1234567890123, 1};  // --step-schedule plateau after two cuts
+  check_same(parse_checkpoint(serialize_checkpoint(mf), "mf.ckpt"), mf);
+  mf.plateau = {0.008, 0.1234567890123, 0, true};  // the plateau that ended the run
   check_same(parse_checkpoint(serialize_checkpoint(mf), "mf.ckpt"), mf);
   for (const PlateauState bad :
        {PlateauState{0, 0.1, 0}, PlateauState{1.5, 0.1, 0}, PlateauState{0.2, 0.1, -1}}) {

@@ -200,6 +200,19 @@ TEST_CASE("a plateau run resumed from its checkpoint ends where the uninterrupte
     CHECK(resumed.epochs[e].train.loss == whole.epochs[resume_at + e].train.loss);
   }
   CHECK(resumed.weights == whole.weights);
+  // Resumed from the epoch where the plateau ended it, the run ends there: no epoch trained.
+  run = checkpoint_for(config, ratings);
+  callbacks.on_epoch_state = [&](const TrainState& state) {
+    if (state.epoch == whole.epochs.back().epoch) record_state(run, state);
+  };
+  (void)train(config, ratings, nullptr, callbacks);
+  const Checkpoint last = parse_checkpoint(serialize_checkpoint(run), "last.ckpt");
+  CHECK(last.plateau.ended);
+  const TrainState at_end = resume_state(last);
+  const auto again = train(config, ratings, nullptr, {}, &at_end);
+  CHECK(again.stopped == StopReason::kPlateau);
+  CHECK(again.epochs.size() == 1);
+  CHECK(again.weights == whole.weights);
   std::filesystem::remove(file);
 }
 

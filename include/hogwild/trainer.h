@@ -317,6 +317,8 @@ struct PlateauState {
   double scale = 1;  ///< the factor the plateaus so far left on the initial step
   double best = 0;   ///< the lowest loss it has seen, the initial model's included
   int wait = 0;      ///< epochs in a row, up to the last, that did not improve on `best`
+  bool ended =
+      false;  ///< the last plateau would have taken the step below its floor: the run ended
 };
 
 /// --patience between epochs: the lowest loss it watched and the epochs in a row, up to the

@@ -176,11 +176,14 @@ class Driver {
                        best_loss_);
       if (resume) plateau_->restore(resume->plateau);
       kernel_.scale_step(plateau_->scale());
+      // A run resumed from the epoch where its plateau ended it ends there too.
+      plateau_end_ = resume && resume->plateau.ended;
     }
     initial.step = kernel_.step_of(initial.epoch, true);
     if (!record(initial)) return std::move(result_);
-    if (converged_) {
-      result_.converged = true;
+    if (converged_ || plateau_end_) {
+      result_.converged = converged_;
+      result_.plateau_end = plateau_end_;
       return std::move(result_);
     }
 

@@ -52,7 +52,10 @@ class StepPlateau {
     count_without_improvement(loss, threshold_ * std::abs(state_.best), state_.best, state_.wait);
     if (state_.wait < patience_) return Outcome::kHold;
     state_.wait = 0;
-    if (state_.scale * factor_ < kFloor) return Outcome::kEnd;
+    if (state_.scale * factor_ < kFloor) {
+      state_.ended = true;  // a run resumed from this epoch ends here too
+      return Outcome::kEnd;
+    }
     state_.scale *= factor_;
     return Outcome::kCut;
   }

@@ -240,9 +240,10 @@ std::string serialize_checkpoint(const Checkpoint& c) {
       {"elapsed", c.elapsed},   {"samples", c.samples}, {"worker_updates", c.worker_updates}};
   meta["zero_based"] = c.zero_based;
   if (c.intercept) meta["intercept"] = true;  // absent: the files before it read the same
-  if (c.plateau.scale != 1 || c.plateau.wait != 0 || c.plateau.best != 0) {
+  if (c.plateau.scale != 1 || c.plateau.wait != 0 || c.plateau.best != 0 || c.plateau.ended) {
     meta["plateau"] = {
         {"scale", c.plateau.scale}, {"best", c.plateau.best}, {"wait", c.plateau.wait}};
+    if (c.plateau.ended) meta["plateau"]["ended"] = true;  // absent: the files before it
   }
   if (c.patience) meta["patience"] = {{"best", c.patience->best}, {"wait", c.patience->wait}};
   if (const auto& data = c.training_data) {  // absent: unchecked on resume, as before it
@@ -376,7 +377,7 @@ void parse_metadata(std::string_view meta_text, std::string_view name, Checkpoin
     c.intercept = meta.value("intercept", false);
     if (const auto plateau = meta.find("plateau"); plateau != meta.end()) {
       c.plateau = {plateau->at("scale").get<double>(), plateau->at("best").get<double>(),
-                   integer_at<int>(*plateau, "wait")};
+                   integer_at<int>(*plateau, "wait"), plateau->value("ended", false)};
     }
     if (const auto patience = meta.find("patience"); patience != meta.end()) {
       c.patience =
