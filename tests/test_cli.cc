@@ -319,6 +319,25 @@ TEST_CASE("a diverging run exits 3 and names the epoch") {
   CHECK(json["epochs"][1]["train_loss"].is_null());
 }
 
+TEST_CASE("the CSV has the held-out examples' columns, as the JSON") {
+  generate();
+  const auto r = run("train --train " + path("train.svm") +
+                     " --policy serial --epochs 2 --validation-fraction 0.2 --quiet --json " +
+                     path("held.json") + " --csv " + path("held.csv"));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(slurp(path("held.json")));
+  std::istringstream csv(slurp(path("held.csv")));
+  std::string header, row;
+  std::getline(csv, header);
+  CHECK(header.ends_with(",validation_loss,validation_accuracy"));
+  for (const auto& epoch : json["epochs"]) {
+    REQUIRE(std::getline(csv, row));
+    CHECK(row.ends_with(fmt::format(",{},{}", epoch["validation_loss"].get<double>(),
+                                    epoch["validation_accuracy"].get<double>())));
+  }
+}
+
 TEST_CASE("--help explains the options and exit codes") {
   const auto r = run("train --help");
   CHECK(r.code == 0);

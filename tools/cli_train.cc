@@ -86,6 +86,9 @@ std::string csv(const hogwild::Report& report) {
   // Virtual time (--clock virtual) is a last column, so other runs' files read as before.
   const bool virtual_time = report.config.virtual_time;
   if (virtual_time) text.insert(text.size() - 1, ",virtual_seconds");
+  // --validation-fraction: the held-out examples' columns, after those.
+  const bool held_out = !report.epochs.empty() && report.epochs.front().validation.has_value();
+  if (held_out) text.insert(text.size() - 1, ",validation_loss,validation_accuracy");
   for (const auto& e : report.epochs) {
     text += fmt::format("{},{},{},{}", e.epoch, e.seconds, e.elapsed, e.step);
     auto values = linear ? std::vector<Opt>{e.train.loss, e.train.objective, e.train.accuracy,
@@ -94,6 +97,10 @@ std::string csv(const hogwild::Report& report) {
                                             e.train.accuracy, test_value(e, &E::accuracy),
                                             e.train.rmse,     test_value(e, &E::rmse)};
     if (virtual_time) values.push_back(e.virtual_seconds);
+    if (held_out) {
+      values.push_back(e.validation ? Opt(e.validation->loss) : std::nullopt);
+      values.push_back(e.validation ? e.validation->accuracy : std::nullopt);
+    }
     // A value that is not finite (a diverged epoch's loss) is an empty field, as JSON's null.
     for (const auto& v : values) {
       text += "," + (v && std::isfinite(*v) ? fmt::format("{}", *v) : std::string());
