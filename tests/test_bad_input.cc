@@ -625,9 +625,9 @@ TEST_CASE("command: a size no allocation could hold exits 1, out of memory, in o
   }
   // The sanitizers' allocators abort on such a request rather than fail it.
   if (hogwild::test::kSanitized) return;
-  const auto r =
-      run("gen sparse --rows 9223372036854775807 --out " + (work_dir() / "huge.svm").string());
+  const auto r = run("gen sparse --rows 9223372036854775807 --out " +
+                     (work_dir() / "unallocatable.svm").string());
   CHECK(r.code == 1);
   CHECK(r.err == "hogwild: out of memory\n");
-  CHECK_FALSE(fs::exists(work_dir() / "huge.svm"));
+  CHECK_FALSE(fs::exists(work_dir() / "unallocatable.svm"));
 }

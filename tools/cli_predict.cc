@@ -174,7 +174,7 @@ hogwild::Dataset parse_unlabelled(std::string_view text, const std::string& name
 // IDX images given to a model trained on LIBSVM text: their first bytes say so, where the text
 // reader would name the first bytes it cannot parse.
 void refuse_idx(std::string_view text, const hogwild::Checkpoint& model, const std::string& name) {
-  if (text.size() >= 4 && text[0] == '\0' && text[1] == '\0' && text[2] == '\x08') {
+  if (hogwild::looks_like_idx(text)) {
     throw hogwild::InputError(fmt::format(
         "{}: expected LIBSVM text for this {} model (trained on libsvm data), found an IDX file",
         name, model.model));

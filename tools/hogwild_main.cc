@@ -375,6 +375,10 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   }
 
+  const auto out_of_memory = [] {
+    fmt::print(stderr, "hogwild: out of memory\n");
+    return hogwild_cli::kExitOutOfMemory;
+  };
   const auto fail = [](const std::exception& e, int code) {
     fmt::print(stderr, "hogwild: {}\n", e.what());
     return code;
@@ -407,10 +411,8 @@ int main(int argc, char** argv) {
   } catch (const hogwild::DivergenceError& e) {
     return fail(e, kExitDiverged);
   } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "hogwild: out of memory\n");
-    return hogwild_cli::kExitOutOfMemory;
+    return out_of_memory();
   } catch (const std::length_error&) {  // a size beyond what any allocation could hold
-    fmt::print(stderr, "hogwild: out of memory\n");
-    return hogwild_cli::kExitOutOfMemory;
+    return out_of_memory();
   }
 }

@@ -24,6 +24,10 @@ struct IdxArray {
 /// corrupt file, and SystemError when it cannot be opened or read.
 IdxArray read_idx_array(const std::filesystem::path& path);
 
+/// Whether `bytes` (uncompressed) begin as an IDX file does: 00 00, a type, a count of
+/// dimensions above 0.
+bool looks_like_idx(std::string_view bytes);
+
 /// Parses IDX bytes already in memory (plain or compressed) as read_idx_array does; `name`
 /// is used in messages.
 IdxArray parse_idx_array(std::string_view bytes, std::string_view name);

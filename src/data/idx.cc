@@ -30,11 +30,15 @@ IdxArray read_idx_array(const std::filesystem::path& path) {
   return detail::parse_whole_file(path, parse_idx_array);
 }
 
+bool looks_like_idx(std::string_view bytes) {
+  return bytes.size() >= kIdxHeaderFixed && bytes[0] == 0 && bytes[1] == 0 && bytes[3] != 0;
+}
+
 IdxArray parse_idx_array(std::string_view data, std::string_view name) {
   const bool compressed = detail::compression_of(data) != detail::Compression::kNone;
   const std::string decompressed = compressed ? detail::decompress(data, name) : std::string();
   const std::string_view bytes = compressed ? std::string_view(decompressed) : data;
-  if (bytes.size() < kIdxHeaderFixed || bytes[0] != 0 || bytes[1] != 0 || bytes[3] == 0) {
+  if (!looks_like_idx(bytes)) {
     throw InputError(
         fmt::format("{}: expected an IDX file (magic 00 00 <type> <dimensions>), found {}", name,
                     describe_magic(bytes)));
